@@ -1,0 +1,204 @@
+/**
+ * Lossless JSON (V-11): the only data shape that may enter the session log, a replay state or a
+ * tool result. `null`, booleans, finite numbers except `-0`, strings, dense plain arrays and plain
+ * (or null-prototype) objects, recursively. Everything else is rejected with the path that broke.
+ *
+ * Validation reads every property exactly once and copies in the same pass, so a getter cannot
+ * answer differently to the check and to the copy. `snapshot` also deep-freezes the copy.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/**
+ * A lossless JSON value.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Json = null | boolean | number | string | ReadonlyArray<Json> | JsonObject
+
+/**
+ * A lossless JSON object.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface JsonObject {
+  readonly [key: string]: Json
+}
+
+/**
+ * Why a value is not lossless JSON; `path` is like `$.a[0].b`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class JsonError extends Schema.TaggedError<JsonError>()("JsonError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  /** Stable code shared by every non-JSON rejection. */
+  readonly code = "INVALID_JSON" as const
+  override get message(): string {
+    return `not lossless JSON at ${this.path}: ${this.reason}`
+  }
+}
+
+class Reject {
+  constructor(readonly path: string, readonly reason: string) {}
+}
+
+const describe = (value: unknown): string => {
+  if (value === null) return "null"
+  if (typeof value !== "object") return typeof value
+  const proto: unknown = Object.getPrototypeOf(value)
+  const ctor = proto !== null && typeof proto === "object" && "constructor" in proto ? proto.constructor : undefined
+  return typeof ctor === "function" && ctor.name !== "" ? `${ctor.name} instance` : "exotic object"
+}
+
+const keyPath = (path: string, key: string): string =>
+  /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+
+const copy = (value: unknown, path: string, ancestors: Set<object>, freeze: boolean): Json => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value
+    case "number":
+      if (!Number.isFinite(value)) throw new Reject(path, `non-finite number ${String(value)}`)
+      if (Object.is(value, -0)) throw new Reject(path, "negative zero")
+      return value
+    case "object": {
+      if (value === null) return null
+      if (ancestors.has(value)) throw new Reject(path, "cycle")
+      const proto: unknown = Object.getPrototypeOf(value)
+      if (Array.isArray(value)) {
+        if (proto !== Array.prototype) throw new Reject(path, "array subclass")
+        ancestors.add(value)
+        const length = value.length
+        const out: Array<Json> = new Array(length)
+        for (let i = 0; i < length; i++) {
+          if (!(i in value)) throw new Reject(`${path}[${i}]`, "hole in sparse array")
+          out[i] = copy(value[i], `${path}[${i}]`, ancestors, freeze)
+        }
+        ancestors.delete(value)
+        return freeze ? Object.freeze(out) : out
+      }
+      if (proto !== Object.prototype && proto !== null) throw new Reject(path, describe(value))
+      if (Object.getOwnPropertySymbols(value).length > 0) throw new Reject(path, "symbol-keyed property")
+      ancestors.add(value)
+      const out: Record<string, Json> = {}
+      const record = value as Record<string, unknown>
+      for (const key of Object.keys(record)) {
+        const child = record[key]
+        const childPath = keyPath(path, key)
+        if (child === undefined) throw new Reject(childPath, "undefined property value")
+        // defineProperty keeps a "__proto__" key an own data property instead of a prototype change
+        Object.defineProperty(out, key, {
+          value: copy(child, childPath, ancestors, freeze),
+          enumerable: true,
+          writable: !freeze,
+          configurable: !freeze
+        })
+      }
+      ancestors.delete(value)
+      return freeze ? Object.freeze(out) : out
+    }
+    default:
+      throw new Reject(path, typeof value)
+  }
+}
+
+const run = (value: unknown, freeze: boolean): Either.Either<Json, JsonError> => {
+  try {
+    return Either.right(copy(value, "$", new Set(), freeze))
+  } catch (e) {
+    if (e instanceof Reject) return Either.left(new JsonError({ path: e.path, reason: e.reason }))
+    // a throwing getter or proxy trap: the value cannot be read losslessly
+    return Either.left(new JsonError({ path: "$", reason: `unreadable value (${e instanceof Error ? e.message : String(e)})` }))
+  }
+}
+
+/**
+ * Validates and copies in one pass. The copy shares nothing with the input.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const copyJson = (value: unknown): Either.Either<Json, JsonError> => run(value, false)
+
+/**
+ * Validates, copies and deep-freezes in one pass: a detached, immutable snapshot (S-4).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const snapshot = (value: unknown): Either.Either<Json, JsonError> => run(value, true)
+
+/**
+ * `true` when the value is lossless JSON (reads it once, copies nothing observable).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isJson = (value: unknown): value is Json => Either.isRight(run(value, false))
+
+/**
+ * Schema of a lossless JSON value; decoding validates per V-11 and returns a detached copy.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Json: Schema.Schema<Json> = Schema.declare(
+  [],
+  {
+    decode: () => (input, _options, ast) =>
+      Either.match(copyJson(input), {
+        onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, input, e.message)),
+        onRight: ParseResult.succeed
+      }),
+    encode: () => (input, _options, ast) =>
+      Either.match(copyJson(input), {
+        onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, input, e.message)),
+        onRight: ParseResult.succeed
+      })
+  },
+  { identifier: "Json", description: "a lossless JSON value (V-11)" }
+)
+
+/**
+ * Schema of a lossless JSON object (used for extension payloads and JSON Schema documents).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const JsonObject: Schema.Schema<JsonObject> = Schema.declare(
+  (u: unknown): u is JsonObject =>
+    typeof u === "object" && u !== null && !Array.isArray(u) && isJson(u),
+  { identifier: "JsonObject", description: "a lossless JSON object" }
+)
+
+/**
+ * Canonical JSON text: object keys sorted, no whitespace. Used for equality of headers and seeds.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const canonical = (value: Json): string => {
+  if (value === null || typeof value !== "object") return JSON.stringify(value)
+  if (Array.isArray(value)) return `[${(value as ReadonlyArray<Json>).map(canonical).join(",")}]`
+  const obj = value as JsonObject
+  const keys = Object.keys(obj).sort()
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(obj[k] as Json)}`).join(",")}}`
+}
+
+/**
+ * Structural equality of two JSON values (order-insensitive for object keys).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const equals = (a: Json, b: Json): boolean => canonical(a) === canonical(b)

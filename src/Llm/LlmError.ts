@@ -1,0 +1,269 @@
+/**
+ * Typed LLM errors with canonical codes (§4, E-1..E-4), the HTTP status mapping shared by every
+ * adapter, the `Retry-After` parser and the context-overflow detector.
+ *
+ * Every error carries a stable `code` distinct from its `message` (E-1). Callers route on `code`
+ * (or `_tag`), never on message text.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * Canonical codes of model-request failures (E-2). Open: an in-band unknown finish reason yields
+ * its upper-cased wire value (e.g. `CONTENT_FILTER`), any other non-2xx yields `HTTP_<status>`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ProviderErrorCode =
+  | "AUTH"
+  | "RATE_LIMIT"
+  | "SERVER"
+  | "CONTEXT_WINDOW_EXCEEDED"
+  | "INVALID_REQUEST"
+  | "EMPTY_RESPONSE"
+  | "STREAM_CLOSED"
+  | "MALFORMED_RESPONSE"
+  | "TIMEOUT"
+  | "TRANSPORT"
+  | "UNKNOWN_MODEL"
+  | "UNSUPPORTED_OPTION"
+  | "INVALID_REPLAY_STATE"
+  | "MISSING_API_KEY"
+  | "ABORTED"
+  | "UNKNOWN"
+  | (string & {})
+
+/**
+ * A failure at the adapter boundary: HTTP status, transport, protocol or provider-reported error.
+ * This is a *model-request failure* (C-11): request recovery (L-20) may act on it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
+  code: Schema.String,
+  message: Schema.String,
+  provider: Schema.optionalWith(Schema.String, { exact: true }),
+  status: Schema.optionalWith(Schema.Number, { exact: true }),
+  retryAfterMillis: Schema.optionalWith(Schema.Number, { exact: true }),
+  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+}) {}
+
+/**
+ * Registry codes (C-9, C-10).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RegistryErrorCode = "NO_ADAPTER" | "DUPLICATE_ADAPTER" | "INVALID_ADAPTER" | "INVALID_CATALOG"
+
+/**
+ * A routing failure: registration rejected or no adapter for a provider. `NO_ADAPTER` during a
+ * stream is a model-request failure (C-11).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RegistryError extends Schema.TaggedError<RegistryError>()("RegistryError", {
+  code: Schema.Literal("NO_ADAPTER", "DUPLICATE_ADAPTER", "INVALID_ADAPTER", "INVALID_CATALOG"),
+  message: Schema.String
+}) {}
+
+/**
+ * The assembled stream cannot be read (A-8: an open block of a kind the deltas cannot build).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AssemblyError extends Schema.TaggedError<AssemblyError>()("AssemblyError", {
+  code: Schema.Literal("UNASSEMBLABLE_BLOCK"),
+  index: Schema.Number,
+  kind: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * What a model stream may fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type LlmError = ProviderError | RegistryError
+
+/**
+ * Schema of {@link LlmError} (for logging and RPC).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const LlmError = Schema.Union(ProviderError, RegistryError)
+
+/**
+ * Builds a {@link ProviderError}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const providerError = (
+  code: ProviderErrorCode,
+  message: string,
+  extra: {
+    readonly provider?: string
+    readonly status?: number
+    readonly retryAfterMillis?: number
+    readonly cause?: unknown
+  } = {}
+): ProviderError => new ProviderError({ code, message, ...extra })
+
+// ---------------------------------------------------------------------------------------------
+// Context-overflow detector (E-4)
+
+const GAP = "[^]{0,40}?"
+const overflowPatterns: ReadonlyArray<RegExp> = [
+  /context[_\- ]length[_\- ]exceeded/i,
+  /context[_\- ]window[_\- ](?:overflowed|overflow|exceeded)/i,
+  /context[_\- ]window[_\- ]limit[_\- ]exceeded/i,
+  /\bmax(?:imum)?\s+(?:(?:allowed|supported)\s+)?context\s+(?:length|window)\b/i,
+  /\b(?:request|prompt|input|messages?)\s+(?:is\s+|are\s+)?too\s+(?:large|long)\s+for\s+(?:(?:the|this)\s+)?(?:model(?:'s)?\s+)?context(?:\s+window)?\b/i,
+  /\b(?:input|prompt|request)\s+(?:is\s+)?too\s+(?:long|large)\s+for\s+(?:the|this)\s+model\b/i,
+  new RegExp(
+    `\\b(?:input|prompt|request|messages?)\\b${GAP}\\b(?:exceeds|exceeded|overflows|is\\s+larger\\s+than)\\b${GAP}(?:the\\s+)?(?:model(?:'s)?\\s+)?context\\s*(?:length|window)\\b`,
+    "i"
+  ),
+  // Anthropic: "prompt is too long: 208310 tokens > 200000 maximum" (fixture anthropic/error-400-prompt-too-long)
+  /\bprompt\s+is\s+too\s+long:\s*\d+\s+tokens\s*>\s*\d+\s+maximum\b/i
+]
+
+/**
+ * `true` when the text reports an excess tied to the model's *context* bound (E-4). Generic limits
+ * ("temperature exceeds maximum allowed value", "context window size must be positive") are false.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isContextOverflow = (text: string): boolean => overflowPatterns.some((re) => re.test(text))
+
+// ---------------------------------------------------------------------------------------------
+// HTTP mapping (E-2, E-3)
+
+/**
+ * The fields of a provider's JSON error body that classification reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ErrorBodyDetail {
+  readonly message?: string
+  readonly type?: string
+  readonly code?: string
+}
+
+/**
+ * Reads `{error: {message?, type?, code?}}` (OpenAI, DeepSeek, Anthropic, OpenRouter) from a body
+ * text; `undefined` when the body is not JSON or has no `error` object.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const parseErrorBody = (body: string): ErrorBodyDetail | undefined => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return undefined
+  }
+  if (typeof parsed !== "object" || parsed === null) return undefined
+  const error = (parsed as { error?: unknown }).error
+  if (typeof error !== "object" || error === null) return undefined
+  const e = error as Record<string, unknown>
+  const str = (v: unknown): string | undefined =>
+    typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined
+  const out: { message?: string; type?: string; code?: string } = {}
+  const message = str(e["message"])
+  const type = str(e["type"])
+  const code = str(e["code"])
+  if (message !== undefined && message !== "") out.message = message
+  if (type !== undefined) out.type = type
+  if (code !== undefined) out.code = code
+  return out
+}
+
+/**
+ * The canonical code for a non-2xx status (E-2). Only 400 consults the overflow detector.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const codeForStatus = (status: number, detail: ErrorBodyDetail | undefined): ProviderErrorCode => {
+  if (status === 401 || status === 403) return "AUTH"
+  if (status === 429) return "RATE_LIMIT"
+  if (status >= 500) return "SERVER"
+  if (status === 400) {
+    const text = [detail?.code, detail?.type, detail?.message].filter((s) => s !== undefined).join(" ")
+    return isContextOverflow(text) ? "CONTEXT_WINDOW_EXCEEDED" : "INVALID_REQUEST"
+  }
+  return `HTTP_${status}`
+}
+
+/**
+ * Parses a `Retry-After` value (delta seconds or an HTTP date) into milliseconds from `now`.
+ * Also understands `retry-after-ms`-style millisecond values when `unit` is `"ms"`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const parseRetryAfter = (
+  value: string | undefined,
+  now: number,
+  unit: "s" | "ms" = "s"
+): number | undefined => {
+  if (value === undefined) return undefined
+  const trimmed = value.trim()
+  if (trimmed === "") return undefined
+  if (/^\d+(\.\d+)?$/.test(trimmed)) {
+    const n = Number(trimmed)
+    return Math.round(unit === "s" ? n * 1000 : n)
+  }
+  const date = Date.parse(trimmed)
+  if (Number.isNaN(date)) return undefined
+  return Math.max(0, date - now)
+}
+
+/**
+ * Classifies a non-2xx provider response (E-2, E-3): the message is the body's `error.message`
+ * when it has one, else `API error (HTTP <status>)`; a non-JSON or message-less body never masks
+ * the status-derived code.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromHttpResponse = (options: {
+  readonly status: number
+  readonly body: string
+  readonly provider?: string
+  readonly retryAfterMillis?: number | undefined
+}): ProviderError => {
+  const detail = parseErrorBody(options.body)
+  const code = codeForStatus(options.status, detail)
+  const message = detail?.message ?? `API error (HTTP ${options.status})`
+  return new ProviderError({
+    code,
+    message,
+    status: options.status,
+    ...(options.provider === undefined ? {} : { provider: options.provider }),
+    ...(options.retryAfterMillis === undefined ? {} : { retryAfterMillis: options.retryAfterMillis })
+  })
+}
+
+/**
+ * Codes that may be retried while no chunk of the attempt has been emitted (E-6, DEC-3).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isRetryable = (error: LlmError): boolean =>
+  error._tag === "ProviderError" &&
+  (error.code === "RATE_LIMIT" || error.code === "SERVER" || error.code === "TRANSPORT" ||
+    error.code === "STREAM_CLOSED" || error.code === "TIMEOUT")

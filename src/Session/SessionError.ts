@@ -1,0 +1,83 @@
+/**
+ * Typed session and persistence errors with canonical codes.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * Canonical session/persistence codes.
+ *
+ * - `INVALID_EVENT`: an append or seed violates S-3..S-9 or S-11 (the message says which rule).
+ * - `LEGACY_EVENT`: `request/header-delta` or header reason `fallback` (S-9).
+ * - `REENTRANT_APPEND`: an append issued while another append's observers run (S-10).
+ * - `SESSION_ALREADY_EXISTS`, `SESSION_NOT_FOUND`, `SESSION_NOT_LIVE`, `INVALID_BOUNDARY`, `OPEN_TURN`: fork/store (S-21, D-2).
+ * - `SESSION_LOCKED`: another writer holds the session (DEC-4).
+ * - `UNSUPPORTED_VERSION`, `CORRUPT_LOG`: load (D-4, D-5); `IO`: a storage operation failed.
+ * - `OUT_OF_SEQUENCE`: a persisted batch does not continue the stored log (D-3).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionErrorCode =
+  | "INVALID_EVENT"
+  | "LEGACY_EVENT"
+  | "REENTRANT_APPEND"
+  | "SESSION_ALREADY_EXISTS"
+  | "SESSION_NOT_FOUND"
+  | "SESSION_NOT_LIVE"
+  | "INVALID_BOUNDARY"
+  | "OPEN_TURN"
+  | "SESSION_LOCKED"
+  | "UNSUPPORTED_VERSION"
+  | "CORRUPT_LOG"
+  | "OUT_OF_SEQUENCE"
+  | "NO_PERSISTENCE"
+  | "IO"
+
+/**
+ * A session or persistence failure. `file`/`line` name the place for load errors.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
+  code: Schema.Literal(
+    "INVALID_EVENT",
+    "LEGACY_EVENT",
+    "REENTRANT_APPEND",
+    "SESSION_ALREADY_EXISTS",
+    "SESSION_NOT_FOUND",
+    "SESSION_NOT_LIVE",
+    "INVALID_BOUNDARY",
+    "OPEN_TURN",
+    "SESSION_LOCKED",
+    "UNSUPPORTED_VERSION",
+    "CORRUPT_LOG",
+    "OUT_OF_SEQUENCE",
+    "NO_PERSISTENCE",
+    "IO"
+  ),
+  message: Schema.String,
+  sessionId: Schema.optionalWith(Schema.String, { exact: true }),
+  file: Schema.optionalWith(Schema.String, { exact: true }),
+  line: Schema.optionalWith(Schema.Number, { exact: true }),
+  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+}) {}
+
+/**
+ * Builds a {@link SessionError}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  code: SessionErrorCode,
+  message: string,
+  extra: {
+    readonly sessionId?: string
+    readonly file?: string
+    readonly line?: number
+    readonly cause?: unknown
+  } = {}
+): SessionError => new SessionError({ code, message, ...extra })
