@@ -1,0 +1,234 @@
+/**
+ * Interception-point primitives (DEC-2, §8.11, L-36, L-37): the three shapes every loop and tool
+ * point is built from.
+ *
+ * - {@link Waterfall}: ordered middleware `(input, next) => Effect<Output>`. A listener either
+ *   delegates (`next()`, optionally with a rewritten input) or short-circuits with its own output.
+ *   Registration order = call order; the last `next` reaches the point's terminal (the default).
+ * - {@link Serial}: listeners run one at a time in registration order and are awaited; the first
+ *   failure stops the run and is returned.
+ * - {@link Notify}: contained observers: every observer runs in order; a failing observer is
+ *   logged (warning) and never propagates.
+ *
+ * Registration is scoped (closing the scope unregisters) and may be agent-scoped: a listener
+ * registered for an agent id sees only that agent's runs (L-36). Global listeners run before
+ * agent-scoped ones, each group in registration order.
+ *
+ * Listener failures are surfaced as {@link HookFailure} (never defects); each point decides what a
+ * failure means (an ordinary turn failure, a `fail` decision, a tool error result, …).
+ *
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+
+/**
+ * A listener failed (its error is kept as `cause`). `message` is the listener's error message.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class HookFailure extends Schema.TaggedError<HookFailure>()("HookFailure", {
+  point: Schema.String,
+  message: Schema.String,
+  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+}) {}
+
+/**
+ * Options of a registration.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RegisterOptions {
+  /** only runs for this agent (session) id */
+  readonly agentId?: string
+}
+
+interface Entry<L> {
+  readonly id: number
+  readonly listener: L
+  readonly agentId: string | undefined
+}
+
+/**
+ * Renders any failure value as a message (T-6): `error.message`, a thrown object's string
+ * `message`, or `String(value)`; `<unprintable thrown value>` when none can be read.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const messageOf = (value: unknown): string => {
+  try {
+    if (value instanceof Error) return value.message
+    if (typeof value === "object" && value !== null && "message" in value) {
+      const m = (value as { message: unknown }).message
+      if (typeof m === "string") return m
+    }
+    return String(value)
+  } catch {
+    return "<unprintable thrown value>"
+  }
+}
+
+const toFailure = (point: string) => (cause: Cause.Cause<unknown>): Effect.Effect<never, HookFailure> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const failure = Cause.failureOption(cause)
+  const value = failure._tag === "Some" ? failure.value : Cause.squash(cause)
+  if (value instanceof HookFailure) return Effect.fail(value)
+  return Effect.fail(new HookFailure({ point, message: messageOf(value), cause: value }))
+}
+
+const makeRegistry = <L>() =>
+  Effect.map(Ref.make<{ readonly next: number; readonly entries: ReadonlyArray<Entry<L>> }>({ next: 0, entries: [] }), (ref) => ({
+    register: (listener: L, options?: RegisterOptions): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.acquireRelease(
+        Ref.modify(ref, (s) => [
+          s.next,
+          { next: s.next + 1, entries: [...s.entries, { id: s.next, listener, agentId: options?.agentId }] }
+        ]),
+        (id) => Ref.update(ref, (s) => ({ ...s, entries: s.entries.filter((e) => e.id !== id) }))
+      ).pipe(Effect.asVoid),
+    listeners: (agentId: string | undefined): Effect.Effect<ReadonlyArray<L>> =>
+      Effect.map(Ref.get(ref), (s) => [
+        ...s.entries.filter((e) => e.agentId === undefined).map((e) => e.listener),
+        ...s.entries.filter((e) => e.agentId !== undefined && e.agentId === agentId).map((e) => e.listener)
+      ])
+  }))
+
+/**
+ * A waterfall listener. `next()` continues with the current input, `next(i)` with a rewritten one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Middleware<I, O> = (input: I, next: (input?: I) => Effect.Effect<O, HookFailure>) => Effect.Effect<O, unknown>
+
+/**
+ * An ordered-middleware point.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Waterfall<I, O> {
+  readonly name: string
+  readonly register: (middleware: Middleware<I, O>, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
+  /** Runs the chain for `agentId`; `terminal` is the default outcome at the end of the chain. */
+  readonly run: <E>(
+    agentId: string | undefined,
+    input: I,
+    terminal: (input: I) => Effect.Effect<O, E>
+  ) => Effect.Effect<O, HookFailure | E>
+}
+
+/**
+ * Creates a waterfall point.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const waterfall = <I, O>(name: string): Effect.Effect<Waterfall<I, O>> =>
+  Effect.map(makeRegistry<Middleware<I, O>>(), (registry) => ({
+    name,
+    register: registry.register,
+    run: <E>(agentId: string | undefined, input: I, terminal: (input: I) => Effect.Effect<O, E>) =>
+      Effect.flatMap(registry.listeners(agentId), (listeners) => {
+        let terminalError: { readonly error: E } | undefined
+        const at = (i: number, current: I): Effect.Effect<O, HookFailure> => {
+          const listener = listeners[i]
+          if (listener === undefined) {
+            return Effect.catchAll(terminal(current), (error) => {
+              terminalError = { error }
+              return Effect.fail(new HookFailure({ point: name, message: messageOf(error), cause: error }))
+            })
+          }
+          return Effect.suspend(() => listener(current, (next) => at(i + 1, next === undefined ? current : next)))
+            .pipe(Effect.catchAllCause(toFailure(name)))
+        }
+        return Effect.catchAll(at(0, input), (failure): Effect.Effect<never, HookFailure | E> =>
+          terminalError !== undefined && failure.cause === terminalError.error
+            ? Effect.fail(terminalError.error)
+            : Effect.fail(failure))
+      })
+  }))
+
+/**
+ * A serial-checkpoint listener.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Listener<I> = (input: I) => Effect.Effect<void, unknown>
+
+/**
+ * A serial checkpoint: listeners in order, awaited; the first failure stops the run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Serial<I> {
+  readonly name: string
+  readonly register: (listener: Listener<I>, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
+  readonly run: (agentId: string | undefined, input: I) => Effect.Effect<void, HookFailure>
+}
+
+/**
+ * Creates a serial checkpoint.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const serial = <I>(name: string): Effect.Effect<Serial<I>> =>
+  Effect.map(makeRegistry<Listener<I>>(), (registry) => ({
+    name,
+    register: registry.register,
+    run: (agentId, input) =>
+      Effect.flatMap(registry.listeners(agentId), (listeners) =>
+        Effect.forEach(
+          listeners,
+          (listener) => Effect.suspend(() => listener(input)).pipe(Effect.catchAllCause(toFailure(name))),
+          { discard: true }
+        ))
+  }))
+
+/**
+ * A notification point: contained observers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Notify<I> {
+  readonly name: string
+  readonly register: (listener: Listener<I>, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
+  /** Runs every observer; failures are logged and contained. Interruption still propagates. */
+  readonly run: (agentId: string | undefined, input: I) => Effect.Effect<void>
+}
+
+/**
+ * Creates a notification point.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const notify = <I>(name: string): Effect.Effect<Notify<I>> =>
+  Effect.map(makeRegistry<Listener<I>>(), (registry) => ({
+    name,
+    register: registry.register,
+    run: (agentId, input) =>
+      Effect.flatMap(registry.listeners(agentId), (listeners) =>
+        Effect.forEach(
+          listeners,
+          (listener) =>
+            Effect.suspend(() => listener(input)).pipe(
+              Effect.catchAllCause((cause) =>
+                Cause.isInterruptedOnly(cause)
+                  ? Effect.failCause(cause as Cause.Cause<never>)
+                  : Effect.logWarning(`observer of ${name} failed (contained)`, cause)
+              )
+            ),
+          { discard: true }
+        ))
+  }))
