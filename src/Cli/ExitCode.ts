@@ -1,0 +1,40 @@
+/**
+ * The CLI's documented exit codes. Expected failures print ONE line on stderr and exit with one of
+ * these; a stack trace is printed only for an unexpected defect (exit 1).
+ *
+ * | code | meaning |
+ * |---:|---|
+ * | 0 | success |
+ * | 1 | unexpected internal error (a defect; the only case with a stack trace) |
+ * | 2 | usage or configuration error (bad flag, missing API key for an explicit provider, bad script file) |
+ * | 3 | provider error (the line names its canonical code, e.g. `AUTH`, `RATE_LIMIT`) |
+ * | 4 | session error (not found, locked by another writer, corrupt log) |
+ * | 5 | the turn ended in error for another reason (e.g. a hook or prompt failure) |
+ * | 130 | cancelled (SIGINT / Ctrl-C) |
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * Exit codes by name.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const ExitCode = {
+  Ok: 0,
+  Internal: 1,
+  Usage: 2,
+  Provider: 3,
+  Session: 4,
+  TurnError: 5,
+  Cancelled: 130
+} as const
+
+/**
+ * One of the documented exit codes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
