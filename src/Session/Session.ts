@@ -13,12 +13,25 @@
  *
  * @since 0.1.0
  */
-import type * as Effect from "effect/Effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as ParseResult from "effect/ParseResult"
+import * as PubSub from "effect/PubSub"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
+import * as Json from "../Llm/Json.js"
 import type { Message, SessionId } from "../Llm/Message.js"
+import * as Projection from "./Projection.js"
+import * as RequestHeader from "./RequestHeader.js"
 import type { SessionError } from "./SessionError.js"
+import * as SessionErrors from "./SessionError.js"
 import type { AppendInput, EpochHeader, SessionEvent, SessionHeader } from "./SessionEvent.js"
+import { FORMAT_VERSION, SessionHeaderSchema } from "./SessionEvent.js"
+import * as Surface from "./Surface.js"
+import * as Validate from "./Validate.js"
 
 /**
  * The live surface (S-13): the ordered events that become model messages, and how many replaces
@@ -55,6 +68,8 @@ export interface Session {
   readonly events: Effect.Effect<ReadonlyArray<SessionEvent>>
   /** The seq the next append will get. */
   readonly nextSeq: Effect.Effect<number>
+  /** The next turn number: last `turn/start` turn + 1, or 0 (S-17). */
+  readonly nextTurn: Effect.Effect<number>
   /** The live surface. */
   readonly surface: Effect.Effect<SurfaceView>
   /** Model messages derived from the surface (S-14, S-15). */
@@ -66,3 +81,232 @@ export interface Session {
   /** Every event committed after subscription, in seq order (publish-after-commit `PubSub`). */
   readonly changes: Stream.Stream<SessionEvent>
 }
+
+// ---------------------------------------------------------------------------------------------
+// Implementation
+
+/**
+ * Options of {@link make}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MakeOptions {
+  /** The session header (S-12); validated. Omitted: a header is synthesized (bare session). */
+  readonly header?: SessionHeader
+  /** Id of a synthesized header (default: a random UUID). Ignored when `header` is given. */
+  readonly id?: string
+  /** cwd of a synthesized header (absolute). Ignored when `header` is given. */
+  readonly cwd?: string
+  /** Events to seed the log with (replay, fork, resume), validated per S-11; publishes nothing. */
+  readonly seed?: ReadonlyArray<unknown>
+  /**
+   * Called synchronously right after each commit, before observers and `changes` (used by
+   * `SessionStore` to buffer events for the durable write path, D-7). Must not throw.
+   */
+  readonly onCommit?: (event: SessionEvent) => void
+}
+
+interface Publication {
+  readonly owner: object
+  active: boolean
+}
+
+/**
+ * The publications the current fiber runs inside (re-entrancy detection, S-10). A forked fiber
+ * inherits the tokens; a token stops counting once its publication ended.
+ */
+const publishing: FiberRef.FiberRef<ReadonlyArray<Publication>> = FiberRef.unsafeMake<ReadonlyArray<Publication>>([])
+
+interface ObserverEntry {
+  readonly observer: Observer
+}
+
+interface State {
+  readonly log: Array<SessionEvent>
+  readonly surface: Surface.State
+  requestHeader: EpochHeader | undefined
+  nextTurn: number
+  eventsSnapshot: ReadonlyArray<SessionEvent> | undefined
+  surfaceSnapshot: SurfaceView | undefined
+  derived: Array<Message>
+  derivedNodes: number
+  derivedGeneration: number
+  observers: ReadonlyArray<ObserverEntry>
+  activePublications: number
+}
+
+const projected = new WeakMap<SessionEvent, Message | null>()
+
+const project = (event: SessionEvent): Message | undefined => {
+  const cached = projected.get(event)
+  if (cached !== undefined) return cached ?? undefined
+  const m = Projection.deriveEventMessage(event)
+  projected.set(event, m ?? null)
+  return m
+}
+
+const decodeHeader = Schema.decodeUnknownEither(SessionHeaderSchema)
+
+const validateHeader = (header: unknown): Either.Either<SessionHeader, SessionError> => {
+  const snap = Json.snapshot(header)
+  if (Either.isLeft(snap)) return Either.left(SessionErrors.make("INVALID_EVENT", `S-12: header: ${snap.left.message}`))
+  return Either.mapLeft(
+    decodeHeader(snap.right),
+    (e) => SessionErrors.make("INVALID_EVENT", `S-12: invalid session header: ${ParseResult.TreeFormatter.formatErrorSync(e)}`)
+  ).pipe(Either.map((h) => Object.freeze(h) as SessionHeader))
+}
+
+const nextTurnOf = (events: ReadonlyArray<SessionEvent>): number => {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent
+    if (e.type === "turn/start") return e.data.turn + 1
+  }
+  return 0
+}
+
+/**
+ * Creates a live session (S-3..S-19).
+ *
+ * - `append` is serialized by a semaphore; validation and commit are one synchronous step (all or
+ *   nothing); then, still under the lock and uninterruptibly, the event is published to the
+ *   `changes` PubSub and to each observer in registration order. An observer failure (or defect)
+ *   is logged and contained. An `append` issued from inside an observer of the same session (or a
+ *   fiber it forked while the publication runs) fails `REENTRANT_APPEND`.
+ * - `time` comes from `Clock` (so `TestClock` controls it).
+ * - `deriveMessages` is cached per node: each call projects only the surface nodes added since the
+ *   previous call, rebuilds after a replace, and returns a new array of shared frozen messages.
+ * - Seeding validates per S-11 and publishes nothing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionError> =>
+  Effect.gen(function*() {
+    const rawHeader: unknown = options.header ?? {
+      version: FORMAT_VERSION,
+      id: options.id ?? (yield* Effect.sync(() => crypto.randomUUID())),
+      createdAt: yield* Clock.currentTimeMillis,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd })
+    }
+    const header = yield* validateHeader(rawHeader)
+    const surface = Surface.makeState()
+    const seeded = yield* Validate.seedInto(surface, options.seed ?? [])
+    const state: State = {
+      log: seeded.slice(),
+      surface,
+      requestHeader: RequestHeader.foldRequestHeader(seeded),
+      nextTurn: nextTurnOf(seeded),
+      eventsSnapshot: seeded,
+      surfaceSnapshot: undefined,
+      derived: [],
+      derivedNodes: 0,
+      derivedGeneration: 0,
+      observers: [],
+      activePublications: 0
+    }
+    const owner = {}
+    const onCommit = options.onCommit
+    const pubsub = yield* PubSub.unbounded<SessionEvent>()
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const commit = (input: AppendInput, time: number): Either.Either<SessionEvent, SessionError> => {
+      const r = Validate.appendInput(state.surface, input, state.log.length, time)
+      if (Either.isLeft(r)) return r
+      const event = r.right
+      state.log.push(event)
+      Surface.apply(state.surface, event)
+      state.eventsSnapshot = undefined
+      if (event.surfaceOp !== undefined) state.surfaceSnapshot = undefined
+      if (event.type === "request/header") state.requestHeader = RequestHeader.canonicalize(event.data.header)
+      else if (event.type === "turn/start") state.nextTurn = event.data.turn + 1
+      if (onCommit !== undefined) onCommit(event)
+      return r
+    }
+
+    const notify = (event: SessionEvent): Effect.Effect<void> => {
+      const observers = state.observers
+      if (observers.length === 0) return PubSub.publish(pubsub, event)
+      const token: Publication = { owner, active: true }
+      const runAll = Effect.forEach(observers, (entry) =>
+        Effect.suspend(() => entry.observer(event)).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning(`session ${header.id}: observer failed on ${event.type} #${event.seq} (contained)`, cause)
+          )
+        ), { discard: true })
+      return Effect.suspend(() => {
+        state.activePublications++
+        return PubSub.publish(pubsub, event).pipe(
+          Effect.zipRight(Effect.locallyWith(runAll, publishing, (tokens) => [...tokens, token])),
+          Effect.ensuring(Effect.sync(() => {
+            token.active = false
+            state.activePublications--
+          }))
+        )
+      })
+    }
+
+    const reentrant = SessionErrors.make(
+      "REENTRANT_APPEND",
+      `S-10: session ${header.id}: append issued from inside another append's publication`,
+      { sessionId: header.id }
+    )
+
+    const locked = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
+      lock.withPermits(1)(Effect.uninterruptible(Effect.flatMap(Clock.currentTimeMillis, (time) => {
+        const r = commit(input, time)
+        if (Either.isLeft(r)) return Effect.fail(r.left)
+        const event = r.right
+        return Effect.as(notify(event), event)
+      })))
+
+    const append = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
+      state.activePublications === 0
+        ? locked(input)
+        : Effect.flatMap(FiberRef.get(publishing), (tokens) =>
+          tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : locked(input))
+
+    const session: Session = {
+      id: header.id,
+      header,
+      append: (input) => Effect.suspend(() => append(input)),
+      events: Effect.sync(() => state.eventsSnapshot ??= Object.freeze(state.log.slice())),
+      nextSeq: Effect.sync(() => state.log.length),
+      nextTurn: Effect.sync(() => state.nextTurn),
+      surface: Effect.sync(() =>
+        state.surfaceSnapshot ??= Object.freeze({
+          nodes: Object.freeze(state.surface.nodes.slice()),
+          replaceGeneration: state.surface.replaceGeneration
+        })
+      ),
+      deriveMessages: Effect.sync(() => {
+        const s = state.surface
+        if (state.derivedGeneration !== s.replaceGeneration) {
+          state.derived = []
+          state.derivedNodes = 0
+          state.derivedGeneration = s.replaceGeneration
+        }
+        const nodes = s.nodes
+        for (let i = state.derivedNodes; i < nodes.length; i++) {
+          const m = project(nodes[i] as SessionEvent)
+          if (m !== undefined) state.derived.push(m)
+        }
+        state.derivedNodes = nodes.length
+        return state.derived.slice()
+      }),
+      requestHeader: Effect.sync(() => state.requestHeader),
+      observe: (observer) =>
+        Effect.asVoid(Effect.acquireRelease(
+          Effect.sync(() => {
+            const entry: ObserverEntry = { observer }
+            state.observers = [...state.observers, entry]
+            return entry
+          }),
+          (entry) => Effect.sync(() => {
+            state.observers = state.observers.filter((e) => e !== entry)
+          })
+        )),
+      changes: Stream.fromPubSub(pubsub)
+    }
+    return session
+  })

@@ -16,10 +16,11 @@
  *
  * @since 0.1.0
  */
-import type * as ContentBlock from "../Llm/ContentBlock.js"
-import type * as Json from "../Llm/Json.js"
-import type * as Message from "../Llm/Message.js"
-import type * as StreamChunk from "../Llm/StreamChunk.js"
+import * as Schema from "effect/Schema"
+import * as ContentBlock from "../Llm/ContentBlock.js"
+import * as Json from "../Llm/Json.js"
+import * as Message from "../Llm/Message.js"
+import * as StreamChunk from "../Llm/StreamChunk.js"
 
 /**
  * What opened a turn (open union, keyed by `kind`).
@@ -261,3 +262,216 @@ export const FORMAT_VERSION = 0 as const
  */
 export const is = <K extends EventType>(type: K) => (event: { readonly type: string }): event is EventOf<K> =>
   event.type === type
+
+// ---------------------------------------------------------------------------------------------
+// Schemas (S-1). Built from the `src/Llm` schemas. Known payloads are validated structurally
+// (every declared field and its type; undeclared extra keys are kept verbatim); open unions
+// (`TurnTrigger`, `TurnEndReason`, content blocks, sources) accept unknown members that are
+// lossless JSON. Unknown event types are not described here: any lossless-JSON `data` is
+// accepted for them (see `Validate`).
+
+const NonNegativeInt = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+const NonEmpty = Schema.String.pipe(Schema.minLength(1))
+
+const openMember = <A>(known: ReadonlySet<string>, identifier: string): Schema.Schema<A> =>
+  Schema.declare(
+    (u: unknown): u is A =>
+      typeof u === "object" && u !== null && !Array.isArray(u) &&
+      typeof (u as Record<string, unknown>)["kind"] === "string" &&
+      !known.has((u as Record<string, string>)["kind"] as string) && Json.isJson(u),
+    { identifier }
+  )
+
+/**
+ * Schema of {@link TurnTrigger} (open: an unknown `kind` passes through when lossless JSON).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TurnTriggerSchema: Schema.Schema<TurnTrigger> = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("message", "injection"), source: Message.MessageSource }),
+  openMember<TurnTrigger>(new Set(["message", "injection"]), "ExtensionTurnTrigger")
+).annotations({ identifier: "TurnTrigger" })
+
+/**
+ * Schema of {@link TurnEndReason} (open).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TurnEndReasonSchema: Schema.Schema<TurnEndReason> = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("completed", "max-tokens", "disposed", "interrupted") }),
+  Schema.Struct({ kind: Schema.Literal("aborted"), reason: Schema.optionalWith(Schema.String, { exact: true }) }),
+  Schema.Struct({
+    kind: Schema.Literal("error"),
+    step: NonNegativeInt,
+    message: Schema.String,
+    code: Schema.optionalWith(Schema.String, { exact: true })
+  }),
+  Schema.Struct({ kind: Schema.Literal("rejected"), reason: Schema.String }),
+  openMember<TurnEndReason>(
+    new Set(["completed", "max-tokens", "disposed", "interrupted", "aborted", "error", "rejected"]),
+    "ExtensionTurnEndReason"
+  )
+).annotations({ identifier: "TurnEndReason" })
+
+/**
+ * Schema of the call config inside a logged header: `provider` and `model` must be non-empty (S-11).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const HeaderConfigSchema: Schema.Schema<Message.LlmCallConfig> = Schema.Struct({
+  provider: NonEmpty,
+  model: NonEmpty,
+  temperature: Schema.optionalWith(Schema.Number.pipe(Schema.finite()), { exact: true }),
+  maxTokens: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.positive()), { exact: true }),
+  stop: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+})
+
+/**
+ * Schema of {@link EpochHeader}.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const EpochHeaderSchema = Schema.Struct({
+  config: HeaderConfigSchema,
+  system: Schema.optionalWith(Schema.String, { exact: true }),
+  tools: Schema.optionalWith(Schema.Array(Message.ToolSchema), { exact: true }),
+  messagePrefix: Schema.optionalWith(Schema.Array(Message.Message), { exact: true })
+}).annotations({ identifier: "EpochHeader" })
+
+/**
+ * Schema of assistant provenance inside the log: `provider` and `model` must be non-empty (S-11).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const LoggedProvenanceSchema: Schema.Schema<Message.Provenance> = Schema.Struct({
+  provider: NonEmpty,
+  model: NonEmpty,
+  replayState: Schema.optionalWith(Json.Json, { exact: true })
+})
+
+const Blocks = Schema.Array(ContentBlock.ContentBlock)
+const Source = Message.MessageSource
+
+/**
+ * Payload schemas of the core event types (S-1), keyed by type.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const payloadSchemas = {
+  "turn/start": Schema.Struct({ turn: NonNegativeInt, trigger: TurnTriggerSchema }),
+  "turn/end": Schema.Struct({ turn: NonNegativeInt, reason: TurnEndReasonSchema }),
+  "step/start": Schema.Struct({ turn: NonNegativeInt, step: NonNegativeInt }),
+  "step/end": Schema.Struct({ turn: NonNegativeInt, step: NonNegativeInt }),
+  "user/message": Schema.Struct({ content: Blocks, source: Source }),
+  "prompt/blocked": Schema.Struct({ content: Blocks, source: Source, reason: Schema.String }),
+  "context/message": Schema.Struct({
+    content: Blocks,
+    source: Source,
+    meta: Schema.optionalWith(Json.Json, { exact: true })
+  }),
+  "assistant/chunk": Schema.Struct({ turn: NonNegativeInt, step: NonNegativeInt, chunk: StreamChunk.StreamChunk }),
+  "assistant/message": Schema.Struct({
+    turn: NonNegativeInt,
+    step: NonNegativeInt,
+    content: Blocks,
+    provenance: LoggedProvenanceSchema,
+    usage: Schema.optionalWith(Message.TokenUsage, { exact: true })
+  }),
+  "tool/call": Schema.Struct({
+    turn: NonNegativeInt,
+    step: NonNegativeInt,
+    callId: ContentBlock.CallId,
+    name: Schema.String,
+    arguments: Schema.String
+  }),
+  "tool/result": Schema.Struct({
+    turn: NonNegativeInt,
+    step: NonNegativeInt,
+    callId: ContentBlock.CallId,
+    content: Blocks,
+    isError: Schema.Boolean,
+    error: Schema.optionalWith(Schema.Struct({ name: Schema.String, code: Schema.String }), { exact: true }),
+    meta: Schema.optionalWith(Json.Json, { exact: true })
+  }),
+  "steering/message": Schema.Struct({ turn: NonNegativeInt, content: Blocks, source: Source }),
+  "request/header": Schema.Struct({
+    header: EpochHeaderSchema,
+    reason: Schema.Literal("initial", "resume", "change")
+  }),
+  "todo/write": Schema.Struct({
+    todos: Schema.Array(Schema.Struct({
+      content: Schema.String,
+      status: Schema.Literal("pending", "in_progress", "completed")
+    }))
+  })
+} as const
+
+/**
+ * The core event type names (S-1).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CoreType = keyof typeof payloadSchemas
+
+/**
+ * `true` for a core event type (one with a payload schema).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isCoreType = (type: string): type is CoreType => Object.prototype.hasOwnProperty.call(payloadSchemas, type)
+
+/**
+ * Schema of {@link SurfaceOp}. (Exact-key checking is done by `Validate`.)
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SurfaceOpSchema: Schema.Schema<SurfaceOp> = Schema.Union(
+  Schema.Literal("append"),
+  Schema.Struct({ op: Schema.Literal("replace"), start: NonNegativeInt, end: NonNegativeInt })
+)
+
+/**
+ * Schema of a stored event envelope, with the payload as any lossless JSON (the persisted unit,
+ * DEC-9). Full semantic validation of a log is `Validate.seed`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const EnvelopeSchema = Schema.Struct({
+  type: Schema.String,
+  seq: NonNegativeInt,
+  time: NonNegativeInt,
+  data: Json.Json,
+  surfaceOp: Schema.optionalWith(SurfaceOpSchema, { exact: true }),
+  sourceEventSeqs: Schema.optionalWith(Schema.Array(NonNegativeInt), { exact: true })
+}).annotations({ identifier: "SessionEvent" })
+
+/**
+ * Schema of {@link SessionHeader} (S-12): version `0`, `cwd` absolute, `seedLength` a
+ * non-negative integer.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SessionHeaderSchema = Schema.Struct({
+  version: Schema.Literal(0),
+  id: Message.SessionId,
+  createdAt: NonNegativeInt,
+  cwd: Schema.optionalWith(
+    Schema.String.pipe(Schema.filter((s) => s.startsWith("/") || /^[A-Za-z]:[\\/]/.test(s), {
+      message: () => "cwd must be an absolute path"
+    })),
+    { exact: true }
+  ),
+  parentSession: Schema.optionalWith(Message.SessionId, { exact: true }),
+  seedLength: Schema.optionalWith(NonNegativeInt, { exact: true })
+}).annotations({ identifier: "SessionHeader" })

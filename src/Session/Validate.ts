@@ -1,0 +1,252 @@
+/**
+ * Validation of appends (S-3..S-9), seeds (S-11) and persisted batches (D-3).
+ *
+ * Strictness (DEC-10, the same for append, seed, batch and load):
+ * - Everything must be lossless JSON (V-11); the value is copied and deep-frozen in the same pass
+ *   (`Json.snapshot`), so the stored event is detached from the caller (S-4).
+ * - Legacy shapes fail with `LEGACY_EVENT` before anything else about the payload: type
+ *   `request/header-delta` and `request/header` with reason `fallback` (S-9).
+ * - Core payloads (the types of `SessionEvent.payloadSchemas`) are validated structurally: every
+ *   declared field with its type, open unions accepting unknown lossless-JSON members, extra keys
+ *   kept verbatim. In particular `request/header` needs a non-empty `config.provider` and
+ *   `config.model`, and `assistant/message` a non-empty provenance `provider` and `model` (S-11).
+ * - Unknown (extension) types accept any lossless-JSON `data`, including `null` (V-2).
+ * - Envelope keys are closed: an append input has only `type`, `data`, `surfaceOp`,
+ *   `sourceEventSeqs`; a stored/seeded event only `type`, `seq`, `time`, `data`, `surfaceOp`,
+ *   `sourceEventSeqs` (S-11). `type` must be a non-empty string.
+ * - Surface metadata is checked against the surface built so far (S-5..S-8, see `Surface`); a
+ *   persisted batch (D-3) is checked without the surface (the backend has no live surface): the
+ *   shape rules of S-5..S-7 that need no surface still apply at seed/load time.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Json from "../Llm/Json.js"
+import * as SessionError from "./SessionError.js"
+import type { SessionEvent } from "./SessionEvent.js"
+import { isCoreType, payloadSchemas } from "./SessionEvent.js"
+import * as Surface from "./Surface.js"
+
+const appendKeys: ReadonlySet<string> = new Set(["type", "data", "surfaceOp", "sourceEventSeqs"])
+const storedKeys: ReadonlySet<string> = new Set(["type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs"])
+
+const guards: Record<string, (u: unknown) => boolean> = {}
+for (const [type, schema] of Object.entries(payloadSchemas)) guards[type] = Schema.is(schema as Schema.Schema.AnyNoContext)
+
+const isSafeNat = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
+
+const invalid = (where: string, message: string): SessionError.SessionError =>
+  SessionError.make("INVALID_EVENT", `${where}: ${message}`)
+
+const describeType = (raw: unknown): string => {
+  if (typeof raw !== "object" || raw === null) return "?"
+  try {
+    const t = (raw as { type?: unknown }).type
+    return typeof t === "string" ? t : "?"
+  } catch {
+    return "?"
+  }
+}
+
+/**
+ * Checks the payload of an event of `type` (legacy rejection, core payload schema). Returns the
+ * error or `undefined`.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const checkPayload = (where: string, type: string, data: Json.Json): SessionError.SessionError | undefined => {
+  if (type === "request/header-delta") {
+    return SessionError.make("LEGACY_EVENT", `${where}: S-9: legacy event type request/header-delta is not supported`)
+  }
+  if (
+    type === "request/header" && typeof data === "object" && data !== null && !Array.isArray(data) &&
+    (data as Json.JsonObject)["reason"] === "fallback"
+  ) {
+    return SessionError.make("LEGACY_EVENT", `${where}: S-9: legacy request/header reason "fallback" is not supported`)
+  }
+  if (!isCoreType(type)) return undefined
+  const guard = guards[type] as (u: unknown) => boolean
+  if (guard(data)) return undefined
+  const schema = payloadSchemas[type] as Schema.Schema.AnyNoContext
+  const detail = Either.match(ParseResult.validateEither(schema)(data), {
+    onLeft: (e) => ParseResult.TreeFormatter.formatIssueSync(e),
+    onRight: () => "invalid payload"
+  })
+  return invalid(where, `invalid ${type} payload: ${detail}`)
+}
+
+/**
+ * Validates an append input for the event about to get `seq` and `time` against the live
+ * surface, and returns the stored, deeply frozen event (S-3..S-9). Does not mutate `surface`.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const appendInput = (
+  surface: Surface.State,
+  input: unknown,
+  seq: number,
+  time: number
+): Either.Either<SessionEvent, SessionError.SessionError> => {
+  const snap = Json.snapshot(input)
+  if (Either.isLeft(snap)) {
+    return Either.left(invalid(`append (${describeType(input)})`, `S-3: ${snap.left.message}`))
+  }
+  const value = snap.right
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return Either.left(invalid("append", "an event must be an object"))
+  }
+  const obj = value as Json.JsonObject
+  const type = obj["type"]
+  if (typeof type !== "string" || type.length === 0) {
+    return Either.left(invalid("append", "type must be a non-empty string"))
+  }
+  const where = `append (${type})`
+  for (const key of Object.keys(obj)) {
+    if (!appendKeys.has(key)) return Either.left(invalid(where, `unexpected envelope key "${key}"`))
+  }
+  if (!("data" in obj)) return Either.left(invalid(where, "data is required"))
+  const data = obj["data"] as Json.Json
+  const payloadError = checkPayload(where, type, data)
+  if (payloadError !== undefined) return Either.left(payloadError)
+  const surfaceOp = obj["surfaceOp"]
+  const sources = obj["sourceEventSeqs"]
+  const surfaceError = Surface.check(surface, type, surfaceOp, sources, seq)
+  if (surfaceError !== undefined) return Either.left(invalid(where, surfaceError))
+  return Either.right(build(type, seq, time, data, surfaceOp, sources))
+}
+
+const build = (
+  type: string,
+  seq: number,
+  time: number,
+  data: Json.Json,
+  surfaceOp: Json.Json | undefined,
+  sources: Json.Json | undefined
+): SessionEvent => {
+  const event: Record<string, unknown> = { type, seq, time, data }
+  if (surfaceOp !== undefined) event["surfaceOp"] = surfaceOp
+  if (sources !== undefined) event["sourceEventSeqs"] = sources
+  return Object.freeze(event) as unknown as SessionEvent
+}
+
+/**
+ * Validates one stored event envelope expected at `expectedSeq`: lossless JSON, closed envelope
+ * keys, string type, non-negative safe-integer `seq` and `time`, `data` present, legacy rejection,
+ * core payload. When `surface` is given the surface rules are checked against it too (but the
+ * state is not updated). Returns a detached, deeply frozen event.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const storedEvent = (
+  raw: unknown,
+  expectedSeq: number,
+  surface?: Surface.State
+): Either.Either<SessionEvent, SessionError.SessionError> => {
+  const snap = Json.snapshot(raw)
+  if (Either.isLeft(snap)) {
+    return Either.left(invalid(`event ${expectedSeq} (${describeType(raw)})`, `S-3: ${snap.left.message}`))
+  }
+  const value = snap.right
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return Either.left(invalid(`event ${expectedSeq}`, "an event must be an object"))
+  }
+  const obj = value as Json.JsonObject
+  const type = obj["type"]
+  if (typeof type !== "string" || type.length === 0) {
+    return Either.left(invalid(`event ${expectedSeq}`, "S-11: type must be a non-empty string"))
+  }
+  const where = `event ${expectedSeq} (${type})`
+  for (const key of Object.keys(obj)) {
+    if (!storedKeys.has(key)) return Either.left(invalid(where, `S-11: unexpected envelope key "${key}"`))
+  }
+  const seq = obj["seq"]
+  const time = obj["time"]
+  if (!isSafeNat(seq)) return Either.left(invalid(where, "S-11: seq must be a non-negative safe integer"))
+  if (!isSafeNat(time)) return Either.left(invalid(where, "S-11: time must be a non-negative safe integer"))
+  if (seq !== expectedSeq) return Either.left(invalid(where, `S-11: seq ${seq} must equal its index ${expectedSeq}`))
+  if (!("data" in obj)) return Either.left(invalid(where, "S-11: data is required"))
+  const data = obj["data"] as Json.Json
+  const payloadError = checkPayload(where, type, data)
+  if (payloadError !== undefined) return Either.left(payloadError)
+  const surfaceOp = obj["surfaceOp"]
+  const sources = obj["sourceEventSeqs"]
+  const surfaceError = Surface.check(surface ?? Surface.makeState(), type, surfaceOp, sources, seq)
+  // without a surface, replace endpoints cannot be resolved: only S-5..S-7 shape rules apply
+  if (surfaceError !== undefined && (surface !== undefined || !surfaceError.startsWith("S-8"))) {
+    return Either.left(invalid(where, surfaceError))
+  }
+  return Either.right(build(type, seq, time, data, surfaceOp, sources))
+}
+
+/**
+ * Validates a whole seed (S-11) into `surface` (which is updated as events are accepted; pass a
+ * fresh state). All-or-nothing for the caller: on failure discard `surface`.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const seedInto = (
+  surface: Surface.State,
+  events: ReadonlyArray<unknown>
+): Either.Either<ReadonlyArray<SessionEvent>, SessionError.SessionError> => {
+  const out: Array<SessionEvent> = new Array(events.length)
+  for (let i = 0; i < events.length; i++) {
+    const r = storedEvent(events[i], i, surface)
+    if (Either.isLeft(r)) return Either.left(r.left)
+    Surface.apply(surface, r.right)
+    out[i] = r.right
+  }
+  return Either.right(Object.freeze(out))
+}
+
+/**
+ * Validates a whole log as a seed (S-11): every event, contiguous from 0, surface rules included.
+ * Returns the detached, deeply frozen events.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const seed = (
+  events: ReadonlyArray<unknown>
+): Either.Either<ReadonlyArray<SessionEvent>, SessionError.SessionError> => seedInto(Surface.makeState(), events)
+
+/**
+ * Validates a persisted batch (D-3): each event per {@link storedEvent} (without surface
+ * resolution), contiguous from `nextSeq` (else `OUT_OF_SEQUENCE`). Nothing is partially accepted.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const batch = (
+  events: ReadonlyArray<unknown>,
+  nextSeq: number
+): Either.Either<ReadonlyArray<SessionEvent>, SessionError.SessionError> => {
+  const out: Array<SessionEvent> = new Array(events.length)
+  for (let i = 0; i < events.length; i++) {
+    const raw = events[i]
+    const expected = nextSeq + i
+    let seqOf: unknown
+    try {
+      seqOf = typeof raw === "object" && raw !== null ? (raw as { seq?: unknown }).seq : undefined
+    } catch {
+      seqOf = undefined
+    }
+    if (seqOf !== expected) {
+      return Either.left(
+        SessionError.make(
+          "OUT_OF_SEQUENCE",
+          `event ${i} of the batch (${describeType(raw)}) has seq ${String(seqOf)}; expected ${expected}`
+        )
+      )
+    }
+    const r = storedEvent(raw, expected)
+    if (Either.isLeft(r)) return Either.left(r.left)
+    out[i] = r.right
+  }
+  return Either.right(Object.freeze(out))
+}

@@ -1,0 +1,15 @@
+/**
+ * The session log: events, the live session, surface, verbatim projection, request header and
+ * reconstruction, fork, crash repair, the session store and persistence backends.
+ *
+ * @since 0.1.0
+ */
+export * as Projection from "./Projection.js"
+export * as Repair from "./Repair.js"
+export * as RequestHeader from "./RequestHeader.js"
+export * as Session from "./Session.js"
+export * as SessionError from "./SessionError.js"
+export * as SessionEvent from "./SessionEvent.js"
+export * as SessionPersistence from "./SessionPersistence.js"
+export * as Surface from "./Surface.js"
+export * as Validate from "./Validate.js"
