@@ -1,0 +1,598 @@
+/**
+ * The JSONL persistence backend (D-9, DEC-9): the embedded default.
+ *
+ * Layout: `<root>/cwd-<first 12 hex of sha256(cwd)>/<encoded id>.jsonl`, or
+ * `<root>/_no-cwd/<encoded id>.jsonl` for a session without cwd (`IdEncoding` keeps the name
+ * injective and traversal-proof). `root` defaults to `DataDir.sessionsRoot`
+ * (`$EFFECT_HARNESS_HOME/sessions`, else the per-user data directory, see `DataDir`), and the
+ * `root` option wins over it. Line 1 is the session header tagged `type: "session"`; every further
+ * line is exactly one event (`Records.encodeEvent`). Nothing else goes in the file.
+ *
+ * Writes.
+ * - The first non-empty append (D-1) writes header and batch to `.<name>.<token>.tmp` beside the
+ *   log, fsyncs it, publishes it with a hard link (which fails instead of overwriting: a racing
+ *   writer gets `SESSION_ALREADY_EXISTS`), removes the temporary name and fsyncs the directory when
+ *   the platform allows it (a failure to fsync a directory is logged, not raised).
+ * - Later appends open the log for appending, write the batch, fsync, and resolve only then. A
+ *   failed write truncates the file back to its previous size. Before writing, the file size is
+ *   compared with the size this instance last left: a log changed behind our back is re-adopted
+ *   (loaded and repaired) first, so the seq check is against what is really stored.
+ * - Appending to a session known only from storage adopts it first (load + repair, D-3).
+ *
+ * Load (D-4, D-5): one `readFile`, one split, one `JSON.parse` and one synchronous check per line
+ * (`Records.scan`), then the repair scan (`Repair.repair`). A torn tail is truncated and the
+ * closers appended and fsynced before `load` returns; an unloadable log is never written to.
+ *
+ * Locks (DEC-4): `lock(id)` creates `<log>.jsonl.lock` holding `{pid, hostname, token,
+ * acquiredAt}` (protocol in `Lock`). `append` and `load` (which may repair) fail
+ * `SESSION_LOCKED` while another live writer holds the lock; `list` and `exists` never look at it.
+ * [DECISION] `lock` of an id that is neither created in this instance nor stored fails
+ * `SESSION_NOT_FOUND` (the lock file lives beside the log, whose place needs the header's cwd).
+ *
+ * `list` (D-6) reads, per log, the header line, the first 64 KiB to find the first prompt (up to
+ * 1 MiB when the first `user/message` is further down) and the last 64 KiB backwards until it has
+ * the last event's time and turn number (`Summary`). [DECISION] No sidecar index: turn counts come
+ * from turn numbers (S-17), so nothing can go stale. Files that are empty, header-less, of another
+ * format version or whose name is not an encoded id are skipped; a missing root means no sessions.
+ *
+ * Ids are unique across cwd buckets: `create` rejects an id stored in any bucket (D-2), and the
+ * first write checks again (D-8). Operations on one id are serialized within an instance.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import type * as PlatformError from "@effect/platform/Error"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as crypto from "node:crypto"
+import * as path from "node:path"
+import type { SessionId } from "../../Llm/Message.js"
+import * as Repair from "../Repair.js"
+import * as SessionError from "../SessionError.js"
+import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
+import { FORMAT_VERSION } from "../SessionEvent.js"
+import type { Loaded, Location, Service, SessionSummary } from "../SessionPersistence.js"
+import { SessionPersistence } from "../SessionPersistence.js"
+import * as DataDir from "./DataDir.js"
+import * as IdEncoding from "./IdEncoding.js"
+import * as Lock from "./Lock.js"
+import * as Records from "./Records.js"
+import * as Summary from "./Summary.js"
+
+/**
+ * Options of the JSONL backend.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** the sessions root; default `DataDir.sessionsRoot` */
+  readonly root?: string
+}
+
+/**
+ * The `Location.kind` of this backend.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const KIND = "jsonl"
+
+const NO_CWD = "_no-cwd"
+const bucketRe = /^(cwd-[0-9a-f]{12}|_no-cwd)$/
+const WINDOW = 64 * 1024
+const PROMPT_SCAN_LIMIT = 1024 * 1024
+const NL = 10
+
+/**
+ * The bucket directory name of a cwd (`cwd-<12 hex>` or `_no-cwd`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const bucketOf = (cwd: string | undefined): string =>
+  cwd === undefined ? NO_CWD : `cwd-${crypto.createHash("sha256").update(cwd, "utf8").digest("hex").slice(0, 12)}`
+
+interface Entry {
+  readonly header: SessionHeader
+  readonly path: string
+  stored: boolean
+  nextSeq: number
+  size: number
+}
+
+const ioError = (file: string, op: string) => (e: PlatformError.PlatformError): SessionError.SessionError =>
+  SessionError.make("IO", `${op} ${file}: ${e.message}`, { file, cause: e })
+
+const isReason = (e: PlatformError.PlatformError, reason: string): boolean =>
+  e._tag === "SystemError" && e.reason === reason
+
+const notFound = (id: string): SessionError.SessionError =>
+  SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} is not stored`, { sessionId: id })
+
+const corrupt = (id: string, file: string, line: number, reason: string): SessionError.SessionError =>
+  SessionError.make("CORRUPT_LOG", `${file}:${line}: ${reason}`, { sessionId: id, file, line })
+
+const encodeId = (id: string): Either.Either<string, SessionError.SessionError> =>
+  Either.mapLeft(IdEncoding.encode(id), (why) =>
+    SessionError.make(
+      "INVALID_EVENT",
+      why === "empty"
+        ? "session id must not be empty"
+        : `session id is too long for a file name (encoded > ${IdEncoding.MAX_ENCODED_LENGTH} characters)`,
+      { sessionId: id }
+    ))
+
+const utf8 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
+
+// ---------------------------------------------------------------------------------------------
+// parsing a whole log (pure, synchronous, one pass)
+
+interface ParsedLog {
+  readonly header: SessionHeader
+  readonly events: Array<SessionEvent>
+  readonly dropped: number
+  /** bytes of header + preserved events */
+  readonly keepBytes: number
+}
+
+const tryParse = (line: string): unknown => {
+  try {
+    return JSON.parse(line)
+  } catch {
+    return Records.UNPARSABLE
+  }
+}
+
+/**
+ * Parses and checks a whole JSONL log (D-4, D-5) without side effects.
+ *
+ * @since 0.1.0
+ * @category internal
+ */
+export const parseLog = (
+  bytes: Uint8Array,
+  file: string,
+  id: string
+): Either.Either<ParsedLog, SessionError.SessionError> => {
+  const text = utf8(bytes)
+  if (text.length === 0) return Either.left(corrupt(id, file, 1, "empty file, no session header"))
+  const lines = text.split("\n")
+  const complete = text.charCodeAt(text.length - 1) === NL
+  const nLines = complete ? lines.length - 1 : lines.length
+  if (nLines === 1 && !complete) return Either.left(corrupt(id, file, 1, "incomplete session header"))
+  const decoded = Records.decodeHeader(tryParse(lines[0]!))
+  if ("problem" in decoded) {
+    if (decoded.problem === "version") {
+      return Either.left(
+        SessionError.make(
+          "UNSUPPORTED_VERSION",
+          `${file}:1: session format version ${JSON.stringify(decoded.version)} is not supported (expected ${FORMAT_VERSION})`,
+          { sessionId: id, file, line: 1 }
+        )
+      )
+    }
+    return Either.left(corrupt(id, file, 1, `invalid session header: ${decoded.problem}`))
+  }
+  if (decoded.header.id !== id) {
+    return Either.left(corrupt(id, file, 1, `header id ${JSON.stringify(decoded.header.id)} does not match the file`))
+  }
+  const count = nLines - 1
+  const incomplete = complete ? -1 : count - 1
+  const result = Records.scan({
+    count,
+    parse: (i) => (i === incomplete ? Records.UNPARSABLE : tryParse(lines[i + 1]!)),
+    isTurnEnd: (i) => {
+      if (i === incomplete) return false
+      const line = lines[i + 1]!
+      if (!line.includes("\"turn/end\"")) return false
+      const value = tryParse(line)
+      return typeof value === "object" && value !== null && (value as Record<string, unknown>)["type"] === "turn/end"
+    }
+  })
+  switch (result._tag) {
+    case "legacy":
+      return Either.left(
+        SessionError.make("LEGACY_EVENT", `${file}:${result.index + 2}: ${result.reason}`, {
+          sessionId: id,
+          file,
+          line: result.index + 2
+        })
+      )
+    case "corrupt":
+      return Either.left(corrupt(id, file, result.index + 2, result.reason))
+    case "ok": {
+      let keepBytes = bytes.byteLength
+      if (result.dropped > 0) {
+        // the offset just after the newline that ends the last preserved line (header = line 0)
+        let offset = -1
+        for (let n = 0; n <= result.events.length; n++) offset = indexOfByte(bytes, NL, offset + 1)
+        keepBytes = offset + 1
+      }
+      return Either.right({ header: decoded.header, events: result.events, dropped: result.dropped, keepBytes })
+    }
+  }
+}
+
+const indexOfByte = (bytes: Uint8Array, byte: number, from: number): number => bytes.indexOf(byte, from)
+
+// ---------------------------------------------------------------------------------------------
+// the service
+
+/**
+ * Builds the JSONL backend (requires a `FileSystem`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<Service, ConfigError.ConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const root = path.resolve(options.root ?? (yield* DataDir.sessionsRoot))
+    const entries = new Map<string, Entry>()
+    const semaphores = new Map<string, Effect.Semaphore>()
+
+    const serialized = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.suspend(() => {
+        let sem = semaphores.get(id)
+        if (sem === undefined) {
+          sem = Effect.unsafeMakeSemaphore(1)
+          semaphores.set(id, sem)
+        }
+        return sem.withPermits(1)(effect)
+      })
+
+    const fileIn = (bucket: string, encoded: string) => path.join(root, bucket, `${encoded}.jsonl`)
+
+    const locate = (header: SessionHeader): Location | undefined =>
+      Either.match(IdEncoding.encode(header.id), {
+        onLeft: () => undefined,
+        onRight: (encoded) => ({ kind: KIND, path: fileIn(bucketOf(header.cwd), encoded) })
+      })
+
+    const buckets: Effect.Effect<ReadonlyArray<string>, SessionError.SessionError> = fs.readDirectory(root).pipe(
+      Effect.map((names) => names.filter((n) => bucketRe.test(n)).sort()),
+      Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
+      Effect.mapError(ioError(root, "read directory"))
+    )
+
+    const fileExists = (file: string) =>
+      fs.exists(file).pipe(Effect.mapError(ioError(file, "stat")))
+
+    /** the stored log of an id in any bucket, or undefined */
+    const findStored = (id: string): Effect.Effect<string | undefined, SessionError.SessionError> =>
+      Effect.gen(function*() {
+        const encoded = yield* encodeId(id)
+        const entry = entries.get(id)
+        if (entry !== undefined && entry.stored && (yield* fileExists(entry.path))) return entry.path
+        for (const bucket of yield* buckets) {
+          const file = fileIn(bucket, encoded)
+          if (yield* fileExists(file)) return file
+        }
+        return undefined
+      })
+
+    const lockStore = (file: string) => Lock.fileStore(fs, `${file}.lock`)
+
+    const fsyncDirectory = (dir: string) =>
+      Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(
+        // contained: some platforms and file systems cannot fsync a directory ("if possible", D-9)
+        Effect.catchAll((e) => Effect.logDebug(`could not fsync directory ${dir}`, e))
+      )
+
+    const removeIfPresent = (file: string) =>
+      fs.remove(file).pipe(
+        Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.void),
+        Effect.mapError(ioError(file, "remove"))
+      )
+
+    // -- load -----------------------------------------------------------------------------------
+
+    const loadUnserialized = (id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
+      Effect.gen(function*() {
+        const file = yield* findStored(id)
+        if (file === undefined) {
+          if (entries.get(id)?.stored === true) entries.delete(id)
+          return yield* Effect.fail(notFound(id))
+        }
+        yield* Lock.check(lockStore(file), id)
+        const bytes = yield* fs.readFile(file).pipe(
+          Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
+          Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(file, "read")(e)))
+        )
+        const parsed = yield* parseLog(bytes, file, id)
+        const closers = Repair.repair(parsed.events)
+        let size = parsed.keepBytes
+        if (parsed.dropped > 0 || closers.length > 0) {
+          const tail = Buffer.from(closers.map((e) => `${Records.encodeEvent(e)}\n`).join(""), "utf8")
+          yield* Effect.scoped(
+            Effect.gen(function*() {
+              const handle = yield* fs.open(file, { flag: "r+" })
+              if (parsed.dropped > 0) yield* handle.truncate(parsed.keepBytes)
+              yield* handle.seek(parsed.keepBytes, "start")
+              if (tail.byteLength > 0) yield* handle.writeAll(tail)
+              yield* handle.sync
+            })
+          ).pipe(Effect.mapError(ioError(file, "repair")))
+          size += tail.byteLength
+        }
+        const events = closers.length === 0 ? parsed.events : parsed.events.concat(closers)
+        entries.set(id, { header: parsed.header, path: file, stored: true, nextSeq: events.length, size })
+        return { header: parsed.header, events, repaired: closers, truncated: parsed.dropped }
+      })
+
+    // -- append ---------------------------------------------------------------------------------
+
+    const firstWrite = (entry: Entry, events: ReadonlyArray<SessionEvent>) =>
+      Effect.gen(function*() {
+        const id = entry.header.id
+        const elsewhere = yield* findStored(id)
+        if (elsewhere !== undefined) {
+          return yield* Effect.fail(
+            SessionError.make("SESSION_ALREADY_EXISTS", `session ${JSON.stringify(id)} is already stored at ${elsewhere}`, {
+              sessionId: id,
+              file: elsewhere
+            })
+          )
+        }
+        const dir = path.dirname(entry.path)
+        yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(ioError(dir, "create directory")))
+        const tmp = path.join(dir, `.${path.basename(entry.path)}.${Lock.randomToken()}.tmp`)
+        let text = `${JSON.stringify(Records.headerRecord(entry.header))}\n`
+        for (const event of events) text += `${Records.encodeEvent(event)}\n`
+        const bytes = Buffer.from(text, "utf8")
+        yield* Effect.gen(function*() {
+          yield* Effect.scoped(
+            Effect.gen(function*() {
+              const handle = yield* fs.open(tmp, { flag: "wx" })
+              yield* handle.writeAll(bytes)
+              yield* handle.sync
+            })
+          ).pipe(Effect.mapError(ioError(tmp, "write")))
+          yield* fs.link(tmp, entry.path).pipe(
+            Effect.mapError((e) =>
+              isReason(e, "AlreadyExists")
+                ? SessionError.make("SESSION_ALREADY_EXISTS", `session ${JSON.stringify(id)} is already stored at ${entry.path}`, {
+                  sessionId: id,
+                  file: entry.path
+                })
+                : ioError(entry.path, "publish")(e)
+            )
+          )
+        }).pipe(Effect.ensuring(removeIfPresent(tmp).pipe(Effect.catchAll((e) => Effect.logWarning(e.message)))))
+        yield* fsyncDirectory(dir)
+        entry.stored = true
+        entry.size = bytes.byteLength
+        entry.nextSeq = events.length
+      })
+
+    const appendWrite = (entry: Entry, events: ReadonlyArray<SessionEvent>) =>
+      Effect.gen(function*() {
+        let text = ""
+        for (const event of events) text += `${Records.encodeEvent(event)}\n`
+        const bytes = Buffer.from(text, "utf8")
+        const before = entry.size
+        yield* Effect.scoped(
+          Effect.gen(function*() {
+            const handle = yield* fs.open(entry.path, { flag: "a" })
+            yield* Effect.zipRight(handle.writeAll(bytes), handle.sync).pipe(
+              Effect.tapError(() =>
+                // drop whatever part of the batch reached the file (D-9)
+                Effect.zipRight(handle.truncate(before), handle.sync).pipe(
+                  Effect.catchAll((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
+                )
+              )
+            )
+          })
+        ).pipe(Effect.mapError(ioError(entry.path, "append")))
+        entry.size = before + bytes.byteLength
+        entry.nextSeq += events.length
+      })
+
+    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>) =>
+      Effect.gen(function*() {
+        let entry = entries.get(id)
+        if (entry === undefined) {
+          yield* loadUnserialized(id)
+          entry = entries.get(id)!
+        } else if (entry.stored) {
+          const info = yield* fs.stat(entry.path).pipe(
+            Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
+            Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(entry!.path, "stat")(e)))
+          )
+          if (Number(info.size) !== entry.size) {
+            // changed behind our back: adopt what is really stored
+            yield* loadUnserialized(id)
+            entry = entries.get(id)!
+          }
+        }
+        const events = yield* Records.validateBatch(id, input, entry.nextSeq)
+        yield* Lock.check(lockStore(entry.path), id)
+        if (entry.stored) yield* appendWrite(entry, events)
+        else yield* firstWrite(entry, events)
+      })
+
+    // -- list -----------------------------------------------------------------------------------
+
+    const summarize = (file: string, expectedId: string) =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const handle = yield* fs.open(file, { flag: "r" })
+          const size = Number((yield* handle.stat).size)
+          if (size === 0) return undefined
+          const readAt = (offset: number, length: number) =>
+            Effect.gen(function*() {
+              const buffer = new Uint8Array(length)
+              yield* handle.seek(offset, "start")
+              let filled = 0
+              while (filled < length) {
+                const n = Number(yield* handle.read(buffer.subarray(filled)))
+                if (n === 0) break
+                filled += n
+              }
+              return buffer.subarray(0, filled)
+            })
+          const head = yield* readAt(0, Math.min(size, WINDOW))
+          const headerEnd = head.indexOf(NL)
+          if (headerEnd < 0) return undefined
+          const decoded = Records.decodeHeader(tryParse(utf8(head.subarray(0, headerEnd))))
+          if ("problem" in decoded || decoded.header.id !== expectedId) return undefined
+          const header = decoded.header
+
+          const bodyStart = headerEnd + 1
+
+          // first prompt: complete lines forward from the header, up to PROMPT_SCAN_LIMIT bytes
+          let firstPrompt: string | undefined
+          let carry: Uint8Array = new Uint8Array(0)
+          for (let pos = bodyStart; firstPrompt === undefined && pos < size && pos < PROMPT_SCAN_LIMIT;) {
+            const chunk = pos < head.byteLength ? head.subarray(pos) : yield* readAt(pos, Math.min(WINDOW, size - pos))
+            pos += chunk.byteLength
+            const buffer = carry.byteLength === 0 ? chunk : Buffer.concat([carry, chunk])
+            const k = buffer.lastIndexOf(NL)
+            carry = buffer.subarray(k + 1)
+            if (k < 0) continue
+            for (const line of utf8(buffer.subarray(0, k)).split("\n")) {
+              if (!line.includes("\"user/message\"")) continue
+              const value = tryParse(line)
+              if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+                firstPrompt = Summary.promptOf(value as SessionEvent)
+                if (firstPrompt !== undefined) break
+              }
+            }
+          }
+
+          // tail: the end of the last complete line (a torn last line is ignored) ...
+          let end = bodyStart
+          for (let pos = size; pos > bodyStart;) {
+            const start = Math.max(bodyStart, pos - WINDOW)
+            const k = (yield* readAt(start, pos - start)).lastIndexOf(NL)
+            if (k >= 0) {
+              end = start + k + 1
+              break
+            }
+            pos = start
+          }
+          // ... then complete lines backwards until the last event's time and turn number are known
+          let lastTime: number | undefined
+          let lastTurn: number | undefined
+          carry = new Uint8Array(0)
+          for (let pos = end; pos > bodyStart && (lastTime === undefined || lastTurn === undefined);) {
+            const start = Math.max(bodyStart, pos - WINDOW)
+            const chunk = yield* readAt(start, pos - start)
+            const buffer = carry.byteLength === 0 ? chunk : Buffer.concat([chunk, carry])
+            // the bytes up to the first newline belong to a line that starts in an earlier window
+            const k = start > bodyStart ? buffer.indexOf(NL) : -1
+            carry = buffer.subarray(0, k + 1)
+            const lines = utf8(buffer.subarray(k + 1)).split("\n")
+            for (let i = lines.length - 2; i >= 0 && (lastTime === undefined || lastTurn === undefined); i--) {
+              const value = tryParse(lines[i]!)
+              if (typeof value !== "object" || value === null || Array.isArray(value)) continue
+              const event = value as { type: unknown; time: unknown; data: unknown }
+              if (typeof event.type !== "string") continue
+              if (lastTime === undefined && typeof event.time === "number") lastTime = event.time
+              if (lastTurn === undefined) lastTurn = Summary.turnOf({ type: event.type, data: event.data })
+            }
+            pos = start
+          }
+          return Summary.make({ header, lastTime, lastTurn, firstPrompt, location: { kind: KIND, path: file } })
+        })
+      ).pipe(
+        Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed(undefined)),
+        Effect.mapError(ioError(file, "read"))
+      )
+
+    const list = (): Effect.Effect<ReadonlyArray<SessionSummary>, SessionError.SessionError> =>
+      Effect.gen(function*() {
+        const files: Array<{ file: string; id: string }> = []
+        for (const bucket of yield* buckets) {
+          const dir = path.join(root, bucket)
+          const names = yield* fs.readDirectory(dir).pipe(
+            Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
+            Effect.mapError(ioError(dir, "read directory"))
+          )
+          for (const name of names) {
+            if (!name.endsWith(".jsonl")) continue
+            const id = IdEncoding.decode(name.slice(0, -".jsonl".length))
+            if (id !== undefined) files.push({ file: path.join(dir, name), id })
+          }
+        }
+        const summaries = yield* Effect.forEach(files, ({ file, id }) => summarize(file, id), { concurrency: 4 })
+        return summaries.filter((s): s is SessionSummary => s !== undefined).sort(Summary.order)
+      })
+
+    // -- create, exists, lock ---------------------------------------------------------------------
+
+    const create = (input: SessionHeader): Effect.Effect<void, SessionError.SessionError> =>
+      Effect.gen(function*() {
+        const header = yield* Records.validateHeader(input)
+        const encoded = yield* encodeId(header.id)
+        yield* serialized(header.id)(Effect.gen(function*() {
+          if (entries.has(header.id)) {
+            return yield* Effect.fail(
+              SessionError.make("SESSION_ALREADY_EXISTS", `session ${JSON.stringify(header.id)} already exists; load or resume it instead`, {
+                sessionId: header.id
+              })
+            )
+          }
+          const stored = yield* findStored(header.id)
+          if (stored !== undefined) {
+            return yield* Effect.fail(
+              SessionError.make(
+                "SESSION_ALREADY_EXISTS",
+                `session ${JSON.stringify(header.id)} is already stored at ${stored}; load or resume it instead`,
+                { sessionId: header.id, file: stored }
+              )
+            )
+          }
+          entries.set(header.id, {
+            header,
+            path: fileIn(bucketOf(header.cwd), encoded),
+            stored: false,
+            nextSeq: 0,
+            size: 0
+          })
+        }))
+      })
+
+    const lock = (id: SessionId) =>
+      Effect.gen(function*() {
+        yield* encodeId(id)
+        const entry = entries.get(id)
+        const file = entry !== undefined && !entry.stored ? entry.path : yield* findStored(id)
+        if (file === undefined) return yield* Effect.fail(notFound(id))
+        const dir = path.dirname(file)
+        yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(ioError(dir, "create directory")))
+        yield* Lock.acquire(lockStore(file), id)
+      })
+
+    return SessionPersistence.of({
+      locate,
+      create,
+      append: (id, events) =>
+        events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events)),
+      load: (id) => serialized(id)(loadUnserialized(id)),
+      list,
+      exists: (id) => Effect.map(findStored(id), (file) => file !== undefined),
+      lock
+    })
+  })
+
+/**
+ * The JSONL backend as a Layer (Node file system included).
+ *
+ * @example
+ * ```ts
+ * import * as Jsonl from "effect-harness/Session/persistence/Jsonl"
+ * const Persistence = Jsonl.layer({ root: "/var/lib/my-agent/sessions" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<SessionPersistence, ConfigError.ConfigError> =>
+  Layer.effect(SessionPersistence, make(options)).pipe(Layer.provide(NodeFileSystem.layer))

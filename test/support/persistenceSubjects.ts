@@ -1,0 +1,58 @@
+/**
+ * The backends under the contract suite: fresh storage per test in a real temp directory.
+ */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as fsp from "node:fs/promises"
+import * as path from "node:path"
+import * as IdEncoding from "../../src/Session/persistence/IdEncoding.js"
+import * as Jsonl from "../../src/Session/persistence/Jsonl.js"
+import type { Storage, Subject } from "./persistenceContract.js"
+
+/** A temp directory removed at scope close. */
+export const tempDir = (prefix: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix })).pipe(
+    Effect.provide(NodeFileSystem.layer)
+  )
+
+const encoded = (id: string): string => Either.getOrThrow(IdEncoding.encode(id))
+
+/** The JSONL log of `id` under `root` (any bucket), or undefined. */
+export const jsonlFile = (root: string, id: string) =>
+  Effect.promise(async () => {
+    const buckets = await fsp.readdir(root).catch(() => [] as Array<string>)
+    for (const b of buckets) {
+      const file = path.join(root, b, `${encoded(id)}.jsonl`)
+      if (await fsp.stat(file).then(() => true, () => false)) return file
+    }
+    return undefined
+  })
+
+/** Writes a JSONL log verbatim (header record tagged `type: "session"`). */
+export const writeJsonl = (root: string, headerRecord: Record<string, unknown>, records: ReadonlyArray<unknown>, tail = "") =>
+  Effect.promise(async () => {
+    const cwd = headerRecord["cwd"]
+    const dir = path.join(root, Jsonl.bucketOf(typeof cwd === "string" ? cwd : undefined))
+    await fsp.mkdir(dir, { recursive: true })
+    const file = path.join(dir, `${encoded(String(headerRecord["id"]))}.jsonl`)
+    const lines = [JSON.stringify({ type: "session", ...headerRecord }), ...records.map((r) => JSON.stringify(r))]
+    await fsp.writeFile(file, lines.map((l) => `${l}\n`).join("") + tail)
+    return file
+  })
+
+/** JSONL over a temp root. */
+export const jsonlStorage = (root: string): Storage => ({
+  open: Jsonl.make({ root }).pipe(Effect.provide(NodeFileSystem.layer)),
+  raw: (h, records) => Effect.asVoid(writeJsonl(root, h, records)),
+  dump: (id) =>
+    Effect.flatMap(jsonlFile(root, id), (file) =>
+      file === undefined ? Effect.succeed("<absent>") : Effect.promise(() => fsp.readFile(file, "utf8")))
+})
+
+/** The JSONL subject. */
+export const jsonl: Subject = {
+  name: "Jsonl",
+  storage: Effect.map(tempDir("harness-jsonl-"), jsonlStorage)
+}
