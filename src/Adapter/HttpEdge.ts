@@ -1,0 +1,272 @@
+/**
+ * The HTTP edge shared by the provider adapters: attribution (DEC-8, C-6), header merging, request
+ * building, status mapping (E-2, E-3, P-9) and the scoped response body.
+ *
+ * - Every request carries `user-agent: effect-harness/<version> (+<homepage>)`; name, version and
+ *   homepage are read from `package.json` through a JSON import (never hand-copied). The import
+ *   resolves from `src/` (tsx, vitest), from `dist/` (tsc keeps the relative path) and is inlined by
+ *   esbuild in the CLI bundle. A deployment may substitute the identity (`userAgent` option) but
+ *   never suppress it; extra deployment headers are merged with the attribution winning
+ *   case-insensitively. No provider-specific attribution headers are ever added.
+ * - API keys are `Redacted` and unwrapped only in {@link stream}; every error message this module
+ *   builds (including a provider's echoed error text) has the key's value replaced by
+ *   `<redacted>`, and no error carries the request object (its headers hold the key).
+ * - The body is JSON via `HttpClientRequest.bodyJson` (a value that cannot be serialized is a
+ *   typed `INVALID_REQUEST`, never a throw).
+ * - Exactly one HTTP attempt per call: retries belong to the `Llm` service (DEC-3). Failures are
+ *   classified: non-2xx by `LlmError.fromHttpResponse` with `retryAfterMillis` from
+ *   `retry-after-ms` (milliseconds, preferred when present) or `retry-after` (seconds or HTTP
+ *   date); a 2xx with an empty body is `EMPTY_RESPONSE`; socket errors (connect, reset, a body cut
+ *   mid-read) are `TRANSPORT`; an invalid URL is `INVALID_REQUEST`.
+ * - The response body is consumed inside the request's scope (`Stream.unwrapScoped` +
+ *   `HttpClient.withScope`): when the consumer stops or is interrupted, the request is aborted and
+ *   the connection closed.
+ *
+ * @since 0.1.0
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as LlmError from "../Llm/LlmError.js"
+import packageJson from "../../package.json" with { type: "json" }
+
+// ---------------------------------------------------------------------------------------------
+// Attribution
+
+/**
+ * The static public identity of this product (C-6): no secrets, paths, session or user data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Identity {
+  readonly product: string
+  readonly version: string
+  readonly homepage: string
+}
+
+/**
+ * This package's identity, read from `package.json`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const identity: Identity = {
+  product: packageJson.name,
+  version: packageJson.version,
+  homepage: packageJson.homepage
+}
+
+/**
+ * Formats an identity as a `user-agent` value: `<product>/<version> (+<homepage>)`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const formatUserAgent = (id: Identity): string => `${id.product}/${id.version} (+${id.homepage})`
+
+/**
+ * The attribution `user-agent` every provider request carries (DEC-8).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const userAgent: string = formatUserAgent(identity)
+
+/**
+ * Merges header sets into one lower-cased record: later sets override earlier ones, then the
+ * attribution `user-agent` is set last, so it wins over any casing of `User-Agent` (C-6).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const mergeHeaders = (
+  sets: ReadonlyArray<Readonly<Record<string, string>> | undefined>,
+  attribution: string = userAgent
+): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const set of sets) {
+    if (set === undefined) continue
+    for (const key of Object.keys(set)) out[key.toLowerCase()] = set[key] as string
+  }
+  out["user-agent"] = attribution
+  return out
+}
+
+/**
+ * Joins a base URL and a path with exactly one `/` between them.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const joinUrl = (base: string, path: string): string =>
+  `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+/**
+ * How the API key is sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Auth =
+  | { readonly scheme: "bearer"; readonly key: Redacted.Redacted<string> }
+  | { readonly scheme: "header"; readonly header: string; readonly key: Redacted.Redacted<string> }
+
+/**
+ * One streaming POST.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StreamRequest {
+  /** provider route, put on errors */
+  readonly provider: string
+  readonly url: string
+  /** non-secret headers (already merged, see {@link mergeHeaders}) */
+  readonly headers: Readonly<Record<string, string>>
+  /** the API key, if any; unwrapped only here */
+  readonly auth?: Auth | undefined
+  /** the JSON body */
+  readonly body: unknown
+}
+
+/**
+ * `true` when a key is the empty string (an explicitly empty key is invalid configuration).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isEmptySecret = (key: Redacted.Redacted<string>): boolean => Redacted.value(key).trim() === ""
+
+const redactedText = "<redacted>"
+
+/**
+ * Replaces every occurrence of the secrets' values in a text by `<redacted>`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const scrub = (text: string, secrets: ReadonlyArray<string>): string => {
+  let out = text
+  for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join(redactedText)
+  return out
+}
+
+const causeMessage = (cause: unknown): string => {
+  if (cause instanceof Error) {
+    const inner: unknown = (cause as { cause?: unknown }).cause
+    const innerMessage = inner instanceof Error && inner.message !== cause.message ? `: ${inner.message}` : ""
+    return `${cause.message}${innerMessage}`
+  }
+  return typeof cause === "string" ? cause : "unknown cause"
+}
+
+const requestFailure = (
+  error: HttpClientError.HttpClientError,
+  options: StreamRequest,
+  secrets: ReadonlyArray<string>
+): LlmError.ProviderError => {
+  const where = `POST ${options.url}`
+  if (error._tag === "RequestError" && error.reason === "InvalidUrl") {
+    return LlmError.providerError("INVALID_REQUEST", scrub(`invalid URL (${where})`, secrets), {
+      provider: options.provider
+    })
+  }
+  if (error._tag === "RequestError" && error.reason === "Encode") {
+    return LlmError.providerError(
+      "INVALID_REQUEST",
+      scrub(`request body could not be encoded (${where})`, secrets),
+      { provider: options.provider }
+    )
+  }
+  return LlmError.providerError(
+    "TRANSPORT",
+    scrub(`transport error: ${causeMessage(error.cause)} (${where})`, secrets),
+    error.cause === undefined ? { provider: options.provider } : { provider: options.provider, cause: error.cause }
+  )
+}
+
+const retryAfter = (response: HttpClientResponse.HttpClientResponse, now: number): number | undefined => {
+  const ms = response.headers["retry-after-ms"]
+  const fromMs = LlmError.parseRetryAfter(ms, now, "ms")
+  if (fromMs !== undefined) return fromMs
+  return LlmError.parseRetryAfter(response.headers["retry-after"], now, "s")
+}
+
+/**
+ * Sends one streaming POST and returns the response body bytes, consumed inside the request's
+ * scope. Non-2xx → the E-2 code (with `retryAfterMillis`), empty 2xx body → `EMPTY_RESPONSE`,
+ * socket errors → `TRANSPORT`. Interrupting or ending the stream aborts the request.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const stream = (
+  client: HttpClient.HttpClient,
+  options: StreamRequest
+): Stream.Stream<Uint8Array, LlmError.ProviderError> =>
+  Stream.unwrapScoped(
+    Effect.gen(function*() {
+      const auth = options.auth
+      const key = auth === undefined ? undefined : Redacted.value(auth.key)
+      const secrets = key === undefined ? [] : [key]
+      const headers: Record<string, string> = { ...options.headers }
+      if (auth !== undefined && key !== undefined) {
+        if (auth.scheme === "bearer") headers["authorization"] = `Bearer ${key}`
+        else headers[auth.header.toLowerCase()] = key
+      }
+      const request = yield* HttpClientRequest.post(options.url).pipe(
+        HttpClientRequest.setHeaders(headers),
+        HttpClientRequest.bodyJson(options.body),
+        Effect.mapError((error) =>
+          LlmError.providerError(
+            "INVALID_REQUEST",
+            scrub(`request body is not JSON-serializable: ${causeMessage(error.reason.error)}`, secrets),
+            { provider: options.provider }
+          )
+        )
+      )
+      const response = yield* HttpClient.withScope(client).execute(request).pipe(
+        Effect.mapError((error) => requestFailure(error, options, secrets))
+      )
+      if (response.status < 200 || response.status >= 300) {
+        const now = yield* Clock.currentTimeMillis
+        const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+        return yield* Effect.fail(LlmError.fromHttpResponse({
+          status: response.status,
+          body: scrub(body, secrets),
+          provider: options.provider,
+          retryAfterMillis: retryAfter(response, now)
+        }))
+      }
+      return Stream.suspend(() => {
+        let sawBytes = false
+        return response.stream.pipe(
+          Stream.mapChunks((chunk) => {
+            if (!sawBytes) sawBytes = Chunk.some(chunk, (bytes) => bytes.length > 0)
+            return chunk
+          }),
+          Stream.mapError((error) => requestFailure(error, options, secrets)),
+          Stream.concat(
+            Stream.suspend(() =>
+              sawBytes ? Stream.empty : Stream.fail(
+                LlmError.providerError("EMPTY_RESPONSE", `empty response body (HTTP ${response.status})`, {
+                  provider: options.provider,
+                  status: response.status
+                })
+              )
+            )
+          )
+        )
+      })
+    })
+  )
