@@ -59,62 +59,76 @@ const describe = (value: unknown): string => {
   return typeof ctor === "function" && ctor.name !== "" ? `${ctor.name} instance` : "exotic object"
 }
 
-const keyPath = (path: string, key: string): string =>
-  /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+type Path = Array<string | number>
 
-const copy = (value: unknown, path: string, ancestors: Set<object>, freeze: boolean): Json => {
+const formatPath = (path: Path): string => {
+  let out = "$"
+  for (const key of path) {
+    out += typeof key === "number"
+      ? `[${key}]`
+      : /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`
+  }
+  return out
+}
+
+// The path is a stack of keys, formatted only when a value is rejected (the hot path builds no
+// strings); ancestors are the objects on the current branch (cycle detection).
+const copy = (value: unknown, path: Path, ancestors: Array<object>, freeze: boolean): Json => {
   switch (typeof value) {
     case "string":
     case "boolean":
       return value
     case "number":
-      if (!Number.isFinite(value)) throw new Reject(path, `non-finite number ${String(value)}`)
-      if (Object.is(value, -0)) throw new Reject(path, "negative zero")
+      if (!Number.isFinite(value)) throw new Reject(formatPath(path), `non-finite number ${String(value)}`)
+      if (value === 0 && 1 / value < 0) throw new Reject(formatPath(path), "negative zero")
       return value
     case "object": {
       if (value === null) return null
-      if (ancestors.has(value)) throw new Reject(path, "cycle")
+      if (ancestors.includes(value)) throw new Reject(formatPath(path), "cycle")
       const proto: unknown = Object.getPrototypeOf(value)
       if (Array.isArray(value)) {
-        if (proto !== Array.prototype) throw new Reject(path, "array subclass")
-        ancestors.add(value)
+        if (proto !== Array.prototype) throw new Reject(formatPath(path), "array subclass")
+        ancestors.push(value)
         const length = value.length
-        const out: Array<Json> = new Array(length)
+        const out: Array<Json> = []
         for (let i = 0; i < length; i++) {
-          if (!(i in value)) throw new Reject(`${path}[${i}]`, "hole in sparse array")
-          out[i] = copy(value[i], `${path}[${i}]`, ancestors, freeze)
+          path.push(i)
+          if (!(i in value)) throw new Reject(formatPath(path), "hole in sparse array")
+          out.push(copy(value[i], path, ancestors, freeze))
+          path.pop()
         }
-        ancestors.delete(value)
+        ancestors.pop()
         return freeze ? Object.freeze(out) : out
       }
-      if (proto !== Object.prototype && proto !== null) throw new Reject(path, describe(value))
-      if (Object.getOwnPropertySymbols(value).length > 0) throw new Reject(path, "symbol-keyed property")
-      ancestors.add(value)
+      if (proto !== Object.prototype && proto !== null) throw new Reject(formatPath(path), describe(value))
+      if (Object.getOwnPropertySymbols(value).length > 0) throw new Reject(formatPath(path), "symbol-keyed property")
+      ancestors.push(value)
       const out: Record<string, Json> = {}
       const record = value as Record<string, unknown>
       for (const key of Object.keys(record)) {
+        path.push(key)
         const child = record[key]
-        const childPath = keyPath(path, key)
-        if (child === undefined) throw new Reject(childPath, "undefined property value")
-        // defineProperty keeps a "__proto__" key an own data property instead of a prototype change
-        Object.defineProperty(out, key, {
-          value: copy(child, childPath, ancestors, freeze),
-          enumerable: true,
-          writable: !freeze,
-          configurable: !freeze
-        })
+        if (child === undefined) throw new Reject(formatPath(path), "undefined property value")
+        const copied = copy(child, path, ancestors, freeze)
+        if (key === "__proto__") {
+          // defineProperty keeps a "__proto__" key an own data property instead of a prototype change
+          Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true })
+        } else {
+          out[key] = copied
+        }
+        path.pop()
       }
-      ancestors.delete(value)
+      ancestors.pop()
       return freeze ? Object.freeze(out) : out
     }
     default:
-      throw new Reject(path, typeof value)
+      throw new Reject(formatPath(path), typeof value)
   }
 }
 
 const run = (value: unknown, freeze: boolean): Either.Either<Json, JsonError> => {
   try {
-    return Either.right(copy(value, "$", new Set(), freeze))
+    return Either.right(copy(value, [], [], freeze))
   } catch (e) {
     if (e instanceof Reject) return Either.left(new JsonError({ path: e.path, reason: e.reason }))
     // a throwing getter or proxy trap: the value cannot be read losslessly

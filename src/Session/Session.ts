@@ -19,6 +19,7 @@ import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import * as ParseResult from "effect/ParseResult"
 import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -134,6 +135,8 @@ interface State {
   derivedGeneration: number
   observers: ReadonlyArray<ObserverEntry>
   activePublications: number
+  /** an append holds the lock (between acquiring it and releasing it) */
+  holding: boolean
 }
 
 const projected = new WeakMap<SessionEvent, Message | null>()
@@ -203,7 +206,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       derivedNodes: 0,
       derivedGeneration: 0,
       observers: [],
-      activePublications: 0
+      activePublications: 0,
+      holding: false
     }
     const owner = {}
     const onCommit = options.onCommit
@@ -221,12 +225,14 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       if (event.type === "request/header") state.requestHeader = RequestHeader.canonicalize(event.data.header)
       else if (event.type === "turn/start") state.nextTurn = event.data.turn + 1
       if (onCommit !== undefined) onCommit(event)
+      // same synchronous step as the commit: the PubSub sees events in commit order
+      Queue.unsafeOffer(pubsub, event)
       return r
     }
 
     const notify = (event: SessionEvent): Effect.Effect<void> => {
       const observers = state.observers
-      if (observers.length === 0) return PubSub.publish(pubsub, event)
+      if (observers.length === 0) return Effect.void
       const token: Publication = { owner, active: true }
       const runAll = Effect.forEach(observers, (entry) =>
         Effect.suspend(() => entry.observer(event)).pipe(
@@ -236,8 +242,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         ), { discard: true })
       return Effect.suspend(() => {
         state.activePublications++
-        return PubSub.publish(pubsub, event).pipe(
-          Effect.zipRight(Effect.locallyWith(runAll, publishing, (tokens) => [...tokens, token])),
+        return Effect.locallyWith(runAll, publishing, (tokens) => [...tokens, token]).pipe(
           Effect.ensuring(Effect.sync(() => {
             token.active = false
             state.activePublications--
@@ -252,19 +257,37 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       { sessionId: header.id }
     )
 
+    // Slow path: under the lock, commit then publish to the observers, uninterruptibly (every
+    // observer sees every committed event, in seq order).
     const locked = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
-      lock.withPermits(1)(Effect.uninterruptible(Effect.flatMap(Clock.currentTimeMillis, (time) => {
-        const r = commit(input, time)
-        if (Either.isLeft(r)) return Effect.fail(r.left)
+      lock.withPermits(1)(Effect.uninterruptible(Effect.clockWith((clock) => {
+        state.holding = true
+        const r = commit(input, clock.unsafeCurrentTimeMillis())
+        if (Either.isLeft(r)) {
+          state.holding = false
+          return Effect.fail(r.left)
+        }
         const event = r.right
-        return Effect.as(notify(event), event)
+        return Effect.as(
+          Effect.ensuring(notify(event), Effect.sync(() => {
+            state.holding = false
+          })),
+          event
+        )
       })))
 
-    const append = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
-      state.activePublications === 0
-        ? locked(input)
-        : Effect.flatMap(FiberRef.get(publishing), (tokens) =>
+    // Fast path: nobody holds the lock and nobody observes, so validation, commit and the PubSub
+    // offer are one synchronous step (atomic; no publication can interleave).
+    const fast = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
+      Effect.clockWith((clock) => commit(input, clock.unsafeCurrentTimeMillis()))
+
+    const append = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> => {
+      if (state.activePublications > 0) {
+        return Effect.flatMap(FiberRef.get(publishing), (tokens) =>
           tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : locked(input))
+      }
+      return state.holding || state.observers.length > 0 ? locked(input) : fast(input)
+    }
 
     const session: Session = {
       id: header.id,
