@@ -1,0 +1,249 @@
+/**
+ * The `bash` tool: runs a command with `bash -c` in the workspace root.
+ *
+ * - The command runs in its OWN process group (`detached: true`); stdin is `/dev/null`; stdout and
+ *   stderr go to one pipe (the script starts with `exec 2>&1`), so they are captured truly
+ *   interleaved.
+ * - Timeout: `timeout_ms` (default {@link DEFAULT_TIMEOUT_MS}, clamped to
+ *   {@link MAX_TIMEOUT_MS}). On timeout the whole group gets SIGTERM, then SIGKILL after a grace
+ *   period, and the call fails with `COMMAND_TIMEOUT` whose message says so and carries the
+ *   output captured so far.
+ * - Cancellation is interruption (DEC-1): the scope's finalizer terminates the whole group the same
+ *   way and waits for it, so the body reaches quiescence before the loop records the result.
+ * - Output is capped: the first and last halves of {@link MAX_OUTPUT_BYTES} are kept with a notice
+ *   of how many bytes were omitted in between.
+ *
+ * Decisions (DEC-10):
+ * - A non-zero exit status is a normal (non-error) result ending with `[exit code: N]`: the output
+ *   of a failing command is what the model needs. Death by signal reads `[terminated by signal X]`.
+ * - When the shell exits, processes it left running in its group (background jobs not waited for)
+ *   are terminated too, so the call returns and nothing leaks. A process that wants to outlive the
+ *   call must leave the group (`setsid`, `nohup setsid …`).
+ * - The environment is inherited unchanged.
+ *
+ * @since 0.1.0
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as ChildProcess from "node:child_process"
+import { OutputCapture } from "./internal/OutputCapture.js"
+import type { Outcome } from "./internal/Outcome.js"
+import * as ProcessGroup from "./internal/ProcessGroup.js"
+import * as ToolError from "./ToolError.js"
+import * as Workspace from "./Workspace.js"
+
+/**
+ * Default timeout (120 s).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_TIMEOUT_MS = 120_000
+
+/**
+ * Largest accepted timeout (600 s).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_TIMEOUT_MS = 600_000
+
+/**
+ * Output cap (32 KiB: 16 KiB head + 16 KiB tail).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_OUTPUT_BYTES = 32 * 1024
+
+/**
+ * Grace period between SIGTERM and SIGKILL.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const KILL_GRACE_MS = 2_000
+
+/**
+ * The tool name.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const name = "bash"
+
+/**
+ * The tool description shown to the model.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const description =
+  "Run a shell command with bash in the workspace root and return its combined stdout/stderr and exit code. " +
+  `Default timeout ${DEFAULT_TIMEOUT_MS / 1000}s (max ${MAX_TIMEOUT_MS / 1000}s); long output is truncated in the middle. ` +
+  "Stdin is empty; background processes are stopped when the command finishes."
+
+/**
+ * The parameters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const parameters = Schema.Struct({
+  command: Schema.String.annotations({ description: "The bash command line to run" }),
+  timeout_ms: Schema.optionalWith(
+    Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1)).annotations({
+      description: `Timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS}, at most ${MAX_TIMEOUT_MS})`
+    }),
+    { exact: true }
+  )
+})
+
+/**
+ * Decoded parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Params = typeof parameters.Type
+
+/**
+ * Tunables (tests shorten them).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly defaultTimeoutMs: number
+  readonly maxTimeoutMs: number
+  readonly maxOutputBytes: number
+  readonly killGraceMs: number
+  /** the shell executable (default `bash`) */
+  readonly shell: string
+}
+
+/**
+ * The default tunables.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultOptions: Options = {
+  defaultTimeoutMs: DEFAULT_TIMEOUT_MS,
+  maxTimeoutMs: MAX_TIMEOUT_MS,
+  maxOutputBytes: MAX_OUTPUT_BYTES,
+  killGraceMs: KILL_GRACE_MS,
+  shell: "bash"
+}
+
+interface ExitInfo {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}
+
+interface Running {
+  readonly child: ChildProcess.ChildProcess
+  readonly pgid: number
+  readonly exited: Deferred.Deferred<ExitInfo, ToolError.BuiltinToolError>
+  readonly closed: Deferred.Deferred<void>
+}
+
+const spawn = (command: string, cwd: string, shell: string, capture: OutputCapture) =>
+  Effect.gen(function*() {
+    const exited = yield* Deferred.make<ExitInfo, ToolError.BuiltinToolError>()
+    const closed = yield* Deferred.make<void>()
+    const child = yield* Effect.try({
+      try: () =>
+        ChildProcess.spawn(shell, ["-c", `exec 2>&1\n${command}`], {
+          cwd,
+          detached: true,
+          stdio: ["ignore", "pipe", "ignore"]
+        }),
+      catch: (e) => ToolError.make("SPAWN_FAILED", `cannot start ${shell}: ${e instanceof Error ? e.message : String(e)}`)
+    })
+    child.on("error", (e) => {
+      Deferred.unsafeDone(exited, Exit.fail(ToolError.make("SPAWN_FAILED", `cannot start ${shell}: ${e.message}`)))
+      Deferred.unsafeDone(closed, Exit.void)
+    })
+    child.on("exit", (code, signal) => Deferred.unsafeDone(exited, Exit.succeed({ code, signal })))
+    child.on("close", () => Deferred.unsafeDone(closed, Exit.void))
+    child.stdout?.on("data", (chunk: Buffer) => capture.push(chunk))
+    return { child, pgid: child.pid ?? -1, exited, closed } satisfies Running
+  })
+
+/**
+ * Terminates everything left in the group, then waits (bounded) for the pipe to drain and close.
+ */
+const finish = (running: Running, graceMs: number) =>
+  Effect.gen(function*() {
+    if (running.pgid > 0) yield* ProcessGroup.terminate(running.pgid, graceMs)
+    const drained = yield* Effect.timeoutOption(Deferred.await(running.closed), Duration.millis(500))
+    if (Option.isNone(drained)) {
+      // a process outside the group still holds the pipe: stop reading
+      yield* Effect.sync(() => running.child.stdout?.destroy())
+    }
+  })
+
+const render = (capture: OutputCapture): string => {
+  const text = capture.render()
+  return text === "" ? "(no output)" : text.endsWith("\n") ? text.slice(0, -1) : text
+}
+
+/**
+ * Runs `bash` with the given tunables.
+ *
+ * @since 0.1.0
+ * @category execution
+ */
+export const runWith = (options: Options) =>
+  Effect.fn("Bash.run")(function*(params: Params) {
+    const workspace = yield* Workspace.Workspace
+    const timeoutMs = Math.min(params.timeout_ms ?? options.defaultTimeoutMs, options.maxTimeoutMs)
+    const half = Math.floor(options.maxOutputBytes / 2)
+    const capture = new OutputCapture(half, options.maxOutputBytes - half)
+    return yield* Effect.scoped(
+      Effect.gen(function*() {
+        const running = yield* Effect.acquireRelease(
+          spawn(params.command, workspace.root, options.shell, capture),
+          (r) => finish(r, options.killGraceMs)
+        )
+        const exit = yield* Effect.timeoutOption(Deferred.await(running.exited), Duration.millis(timeoutMs))
+        if (Option.isNone(exit)) {
+          yield* finish(running, options.killGraceMs)
+          return yield* Effect.fail(
+            ToolError.make(
+              "COMMAND_TIMEOUT",
+              `command timed out after ${timeoutMs}ms; its process group was killed. Output before the timeout:\n${
+                render(capture)
+              }`
+            )
+          )
+        }
+        yield* finish(running, options.killGraceMs)
+        const { code, signal } = exit.value
+        const status = signal !== null ? `[terminated by signal ${signal}]` : `[exit code: ${code ?? "unknown"}]`
+        return {
+          content: [{ type: "text", text: `${render(capture)}\n${status}` }],
+          meta: {
+            command: params.command,
+            exitCode: code,
+            signal,
+            outputBytes: capture.total,
+            truncated: capture.truncated
+          }
+        } satisfies Outcome
+      })
+    )
+  })
+
+/**
+ * Runs `bash` with {@link defaultOptions}.
+ *
+ * @since 0.1.0
+ * @category execution
+ */
+export const run = runWith(defaultOptions)

@@ -1,0 +1,171 @@
+/**
+ * The `edit` tool: exact string replacement in a file.
+ *
+ * Rules: `old_string` must occur exactly once unless `replace_all` is set; zero occurrences is
+ * `NO_MATCH` (naming the file), several is `AMBIGUOUS_MATCH` (saying how many and asking for more
+ * context or `replace_all`); `old_string === new_string` is `NO_CHANGE`; an empty `old_string` is
+ * `INVALID_ARGS` (use `write` to create files).
+ *
+ * Decisions (DEC-10):
+ * - Matching is exact (whitespace, indentation). One tolerance: in a CRLF file, when the strings
+ *   contain `\n` but no `\r` and do not match as given, they are matched and written with `\r\n`
+ *   line endings (the model sees lines without `\r` in `read` output).
+ * - Occurrences are counted without overlap; the replacement text is inserted literally (no `$`
+ *   patterns). The file is rewritten atomically and keeps its permission bits.
+ * - Files larger than {@link MAX_FILE_BYTES} and binary files are refused.
+ * - The result names the file, the number of replacements and the first changed line.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as FileIo from "./internal/FileIo.js"
+import type { Outcome } from "./internal/Outcome.js"
+import * as ToolError from "./ToolError.js"
+import * as Workspace from "./Workspace.js"
+
+/**
+ * Largest file `edit` rewrites (16 MiB).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_FILE_BYTES = 16 * 1024 * 1024
+
+/**
+ * The tool name.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const name = "edit"
+
+/**
+ * The tool description shown to the model.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const description =
+  "Replace an exact string in a file. old_string must match the file exactly (including whitespace and " +
+  "indentation) and occur exactly once, unless replace_all is true. Read the file first."
+
+/**
+ * The parameters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const parameters = Schema.Struct({
+  file_path: Schema.String.annotations({
+    description: "Path of the file, relative to the workspace root or absolute inside it"
+  }),
+  old_string: Schema.String.annotations({
+    description: "The exact text to replace; include enough surrounding lines to make it unique"
+  }),
+  new_string: Schema.String.annotations({ description: "The replacement text (must differ from old_string)" }),
+  replace_all: Schema.optionalWith(
+    Schema.Boolean.annotations({ description: "Replace every occurrence instead of requiring exactly one" }),
+    { exact: true }
+  )
+})
+
+/**
+ * Decoded parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Params = typeof parameters.Type
+
+const countOccurrences = (haystack: string, needle: string): number => {
+  let count = 0
+  let at = haystack.indexOf(needle)
+  while (at !== -1) {
+    count++
+    at = haystack.indexOf(needle, at + needle.length)
+  }
+  return count
+}
+
+const lineOf = (text: string, index: number): number => {
+  let line = 1
+  for (let i = 0; i < index; i++) if (text.charCodeAt(i) === 10) line++
+  return line
+}
+
+/**
+ * Runs `edit`.
+ *
+ * @since 0.1.0
+ * @category execution
+ */
+export const run = Effect.fn("Edit.run")(function*(params: Params) {
+  const workspace = yield* Workspace.Workspace
+  if (params.old_string === "") {
+    return yield* Effect.fail(
+      ToolError.make("INVALID_ARGS", "old_string must not be empty; use write to create or overwrite a file")
+    )
+  }
+  if (params.old_string === params.new_string) {
+    return yield* Effect.fail(
+      ToolError.make("NO_CHANGE", "old_string and new_string are identical; there is nothing to change")
+    )
+  }
+  const target = yield* workspace.resolve(params.file_path)
+  const display = target.relative
+  const info = yield* FileIo.stat(target.absolute, display)
+  if (info.type !== "File") {
+    return yield* Effect.fail(ToolError.make("NOT_A_FILE", `${display} is not a regular file`))
+  }
+  const { bytes, truncated } = yield* FileIo.readBounded(target.absolute, display, MAX_FILE_BYTES)
+  if (truncated) {
+    return yield* Effect.fail(
+      ToolError.make("FILE_TOO_LARGE", `${display} is larger than ${MAX_FILE_BYTES} bytes; edit refuses to rewrite it`)
+    )
+  }
+  if (FileIo.looksBinary(bytes)) {
+    return yield* Effect.fail(ToolError.make("BINARY_FILE", `${display} looks like a binary file; edit only changes text files`))
+  }
+  const text = new TextDecoder("utf-8").decode(bytes)
+
+  let oldString = params.old_string
+  let newString = params.new_string
+  let count = countOccurrences(text, oldString)
+  if (count === 0 && text.includes("\r\n") && oldString.includes("\n") && !oldString.includes("\r")) {
+    const crlfOld = oldString.replace(/\n/g, "\r\n")
+    const crlfCount = countOccurrences(text, crlfOld)
+    if (crlfCount > 0) {
+      oldString = crlfOld
+      newString = newString.includes("\r") ? newString : newString.replace(/\n/g, "\r\n")
+      count = crlfCount
+    }
+  }
+  if (count === 0) {
+    return yield* Effect.fail(
+      ToolError.make(
+        "NO_MATCH",
+        `old_string was not found in ${display}; it must match the file exactly, including whitespace and indentation (read the file to check)`
+      )
+    )
+  }
+  const replaceAll = params.replace_all === true
+  if (count > 1 && !replaceAll) {
+    return yield* Effect.fail(
+      ToolError.make(
+        "AMBIGUOUS_MATCH",
+        `old_string occurs ${count} times in ${display}; include more surrounding context to make it unique, or set replace_all to true to replace every occurrence`
+      )
+    )
+  }
+  const firstLine = lineOf(text, text.indexOf(oldString))
+  const updated = text.split(oldString).join(newString)
+  yield* FileIo.atomicWrite(target.absolute, display, new TextEncoder().encode(updated), info.mode & 0o7777)
+  return {
+    content: [{
+      type: "text",
+      text: `Edited ${display}: replaced ${count} occurrence${count === 1 ? "" : "s"} (first at line ${firstLine})`
+    }],
+    meta: { path: display, replacements: count, firstLine }
+  } satisfies Outcome
+})

@@ -1,0 +1,211 @@
+/**
+ * The `grep` tool: a regular-expression search over file contents, one `path:line:text` line per
+ * matching line.
+ *
+ * `path` may be a directory (walked respecting `.gitignore`, skipping `.git/` and
+ * `node_modules/`, see {@link Walk}) or a single file (searched even if ignored). `glob` filters
+ * the files: a glob without `/` matches the file name at any depth (`*.ts`), one with `/` matches
+ * the path relative to `path`.
+ *
+ * Decisions (DEC-10): JavaScript regular-expression syntax, matched per line (`\r` of CRLF files
+ * stripped); binary files (a NUL byte in the first 8 KiB) and files above
+ * {@link MAX_FILE_BYTES} are skipped silently; the shown text of a line is cut at
+ * {@link MAX_LINE_CHARS} characters; `max_results` defaults to {@link DEFAULT_RESULTS} and is
+ * clamped to {@link MAX_RESULTS}; when more lines match, a notice says so and the search stops
+ * early; no match is a successful `No matches …` result; an invalid regex is `INVALID_PATTERN`.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as FileIo from "./internal/FileIo.js"
+import * as GlobPattern from "./internal/GlobPattern.js"
+import type { Outcome } from "./internal/Outcome.js"
+import * as Walk from "./internal/Walk.js"
+import * as ToolError from "./ToolError.js"
+import * as Workspace from "./Workspace.js"
+
+/**
+ * Default number of matching lines returned.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_RESULTS = 100
+
+/**
+ * Upper bound of `max_results`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_RESULTS = 1000
+
+/**
+ * Larger files are skipped (8 MiB).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_FILE_BYTES = 8 * 1024 * 1024
+
+/**
+ * Shown text of a matching line is cut at this many characters.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_LINE_CHARS = 500
+
+/**
+ * The tool name.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const name = "grep"
+
+/**
+ * The tool description shown to the model.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const description =
+  "Search file contents with a regular expression (JavaScript syntax). Respects .gitignore and skips binary files. " +
+  "Returns matching lines as path:line:text."
+
+/**
+ * The parameters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const parameters = Schema.Struct({
+  pattern: Schema.String.annotations({ description: "Regular expression to search for (JavaScript syntax)" }),
+  path: Schema.optionalWith(
+    Schema.String.annotations({
+      description: "File or directory to search, relative to the workspace root or absolute inside it (default: the root)"
+    }),
+    { exact: true }
+  ),
+  glob: Schema.optionalWith(
+    Schema.String.annotations({
+      description: "Only search files matching this glob, e.g. \"*.ts\" (file name) or \"src/**/*.{ts,tsx}\" (path)"
+    }),
+    { exact: true }
+  ),
+  case_insensitive: Schema.optionalWith(
+    Schema.Boolean.annotations({ description: "Match case-insensitively (default false)" }),
+    { exact: true }
+  ),
+  max_results: Schema.optionalWith(
+    Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1)).annotations({
+      description: `Maximum number of matching lines to return (default ${DEFAULT_RESULTS}, at most ${MAX_RESULTS})`
+    }),
+    { exact: true }
+  )
+})
+
+/**
+ * Decoded parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Params = typeof parameters.Type
+
+const BATCH = 16
+
+/**
+ * Runs `grep`.
+ *
+ * @since 0.1.0
+ * @category execution
+ */
+export const run = Effect.fn("Grep.run")(function*(params: Params) {
+  const workspace = yield* Workspace.Workspace
+  const regex = yield* Effect.try({
+    try: () => new RegExp(params.pattern, params.case_insensitive === true ? "i" : ""),
+    catch: (e) =>
+      ToolError.make("INVALID_PATTERN", `invalid regular expression: ${e instanceof Error ? e.message : String(e)}`)
+  })
+  const max = Math.min(params.max_results ?? DEFAULT_RESULTS, MAX_RESULTS)
+  const base = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
+  const info = yield* FileIo.stat(base.absolute, base.relative)
+
+  let candidates: ReadonlyArray<Walk.FileEntry>
+  let incomplete = false
+  if (info.type === "File") {
+    candidates = [{ absolute: base.absolute, relative: base.relative, mtime: 0, size: Number(info.size) }]
+  } else if (info.type === "Directory") {
+    let filter: ((rel: string) => boolean) | undefined
+    if (params.glob !== undefined && params.glob !== "") {
+      const globRegex = GlobPattern.compile(params.glob.replace(/^\.\//, ""))
+      const byName = !params.glob.includes("/")
+      const baseRel = base.relative
+      filter = (rel) => {
+        if (byName) return globRegex.test(rel.slice(rel.lastIndexOf("/") + 1))
+        return globRegex.test(baseRel === "." ? rel : rel.slice(baseRel.length + 1))
+      }
+    }
+    const walked = yield* Walk.walk(filter === undefined ? { workspace, start: base } : { workspace, start: base, filter })
+    candidates = walked.files
+    incomplete = walked.incomplete
+  } else {
+    return yield* Effect.fail(ToolError.make("NOT_A_FILE", `${base.relative} is not a regular file or directory`))
+  }
+
+  const searchFile = (entry: Walk.FileEntry) =>
+    Effect.gen(function*() {
+      if (entry.size > MAX_FILE_BYTES) return []
+      const read = yield* Effect.either(FileIo.readBounded(entry.absolute, entry.relative, MAX_FILE_BYTES))
+      if (read._tag === "Left") {
+        yield* Effect.logDebug(`grep: skipping unreadable ${entry.relative}: ${read.left.message}`)
+        return []
+      }
+      if (FileIo.looksBinary(read.right.bytes)) return []
+      const text = new TextDecoder("utf-8").decode(read.right.bytes)
+      const hits: Array<string> = []
+      const lines = text.split("\n")
+      for (let i = 0; i < lines.length; i++) {
+        let line = lines[i]!
+        if (i === lines.length - 1 && line === "") break
+        if (line.endsWith("\r")) line = line.slice(0, -1)
+        if (regex.test(line)) {
+          const shown = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line
+          hits.push(`${entry.relative}:${i + 1}:${shown}`)
+          if (hits.length > max) break
+        }
+      }
+      return hits
+    })
+
+  const results: Array<string> = []
+  let more = false
+  for (let i = 0; i < candidates.length && !more; i += BATCH) {
+    const batch = yield* Effect.forEach(candidates.slice(i, i + BATCH), searchFile, { concurrency: BATCH })
+    for (const hits of batch) {
+      for (const hit of hits) {
+        if (results.length >= max) {
+          more = true
+          break
+        }
+        results.push(hit)
+      }
+      if (more) break
+    }
+  }
+  if (results.length === 0) {
+    return {
+      content: [{ type: "text", text: `No matches for /${params.pattern}/ in ${base.relative}` }],
+      meta: { matches: 0 }
+    } satisfies Outcome
+  }
+  let text = results.join("\n")
+  if (more) {
+    text += `\n\n[Showing the first ${results.length} matching lines; more matches exist. Narrow the pattern, path or glob, or raise max_results.]`
+  }
+  if (incomplete) text += `\n\n[The search stopped after ${Walk.MAX_FILES} files; results may be incomplete.]`
+  return { content: [{ type: "text", text }], meta: { matches: results.length, truncated: more } } satisfies Outcome
+})

@@ -1,0 +1,106 @@
+/**
+ * The `ls` tool: the entries of one directory, sorted by name (code-unit order), one per line,
+ * directories with a trailing `/`.
+ *
+ * Decisions (DEC-10): every entry is listed (hidden files too; `.gitignore` does not apply to a
+ * direct listing); a symbolic link is shown as `name -> target` (with the link text as stored);
+ * other special files are listed plainly; at most {@link MAX_ENTRIES} entries with a notice;
+ * an empty directory reads as `(empty directory)`; a file path is `NOT_A_DIRECTORY`.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as FileIo from "./internal/FileIo.js"
+import type { Outcome } from "./internal/Outcome.js"
+import * as Walk from "./internal/Walk.js"
+import * as ToolError from "./ToolError.js"
+import * as Workspace from "./Workspace.js"
+
+/**
+ * Most entries listed.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_ENTRIES = 1000
+
+/**
+ * The tool name.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const name = "ls"
+
+/**
+ * The tool description shown to the model.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const description =
+  "List the entries of a directory (default: the workspace root), sorted by name; directories end with /."
+
+/**
+ * The parameters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const parameters = Schema.Struct({
+  path: Schema.optionalWith(
+    Schema.String.annotations({
+      description: "Directory to list, relative to the workspace root or absolute inside it (default: the root)"
+    }),
+    { exact: true }
+  )
+})
+
+/**
+ * Decoded parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Params = typeof parameters.Type
+
+/**
+ * Runs `ls`.
+ *
+ * @since 0.1.0
+ * @category execution
+ */
+export const run = Effect.fn("Ls.run")(function*(params: Params) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const workspace = yield* Workspace.Workspace
+  const target = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
+  const display = target.relative
+  const info = yield* FileIo.stat(target.absolute, display)
+  if (info.type !== "Directory") {
+    return yield* Effect.fail(ToolError.make("NOT_A_DIRECTORY", `${display} is not a directory`))
+  }
+  const names = yield* fs.readDirectory(target.absolute).pipe(
+    Effect.mapError((e) => ToolError.fromPlatform(e, display))
+  )
+  names.sort()
+  const shown = names.slice(0, MAX_ENTRIES)
+  const lines = yield* Effect.forEach(shown, (entry) =>
+    Effect.gen(function*() {
+      const classified = yield* Walk.classify(target.absolute, entry)
+      if (classified.kind === "dir") return `${entry}/`
+      if (classified.kind === "file") return entry
+      const link = yield* Effect.option(fs.readLink(path.join(target.absolute, entry)))
+      return Option.match(link, { onNone: () => entry, onSome: (to) => `${entry} -> ${to}` })
+    }), { concurrency: 16 })
+  if (lines.length === 0) return { content: [{ type: "text", text: "(empty directory)" }] } satisfies Outcome
+  let text = lines.join("\n")
+  if (names.length > shown.length) {
+    text += `\n\n[Showing ${shown.length} of ${names.length} entries.]`
+  }
+  return { content: [{ type: "text", text }] } satisfies Outcome
+})

@@ -1,0 +1,89 @@
+/**
+ * The `write` tool: creates or overwrites a file with the given content.
+ *
+ * Decisions (DEC-10): parent directories are created; the write is atomic (a temp file in the
+ * same directory renamed over the target), so readers never see a half-written file; an existing
+ * file keeps its permission bits; writing to a directory is `NOT_A_FILE`. The result states
+ * whether the file was created or overwritten, with its size in bytes and lines.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as FileIo from "./internal/FileIo.js"
+import type { Outcome } from "./internal/Outcome.js"
+import * as ToolError from "./ToolError.js"
+import * as Workspace from "./Workspace.js"
+
+/**
+ * The tool name.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const name = "write"
+
+/**
+ * The tool description shown to the model.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const description =
+  "Create a file or overwrite it entirely with the given content (parent directories are created). " +
+  "Prefer edit for changing part of an existing file."
+
+/**
+ * The parameters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const parameters = Schema.Struct({
+  file_path: Schema.String.annotations({
+    description: "Path of the file, relative to the workspace root or absolute inside it"
+  }),
+  content: Schema.String.annotations({ description: "The complete new content of the file" })
+})
+
+/**
+ * Decoded parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Params = typeof parameters.Type
+
+const countLines = (text: string): number =>
+  text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0)
+
+/**
+ * Runs `write`.
+ *
+ * @since 0.1.0
+ * @category execution
+ */
+export const run = Effect.fn("Write.run")(function*(params: Params) {
+  const workspace = yield* Workspace.Workspace
+  const target = yield* workspace.resolve(params.file_path)
+  const display = target.relative
+  const existing = yield* FileIo.statOption(target.absolute, display)
+  if (Option.isSome(existing) && existing.value.type !== "File") {
+    return yield* Effect.fail(
+      ToolError.make("NOT_A_FILE", `${display} exists and is not a regular file (${existing.value.type})`)
+    )
+  }
+  const bytes = new TextEncoder().encode(params.content)
+  const mode = Option.isSome(existing) ? existing.value.mode & 0o7777 : undefined
+  yield* FileIo.atomicWrite(target.absolute, display, bytes, mode)
+  const created = Option.isNone(existing)
+  const lines = countLines(params.content)
+  return {
+    content: [{
+      type: "text",
+      text: `${created ? "Created" : "Overwrote"} ${display} (${bytes.length} bytes, ${lines} line${lines === 1 ? "" : "s"})`
+    }],
+    meta: { path: display, created, bytes: bytes.length }
+  } satisfies Outcome
+})

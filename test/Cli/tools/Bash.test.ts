@@ -1,0 +1,94 @@
+import * as FileSystem from "@effect/platform/FileSystem"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Bash from "../../../src/Cli/tools/Bash.js"
+import * as ProcessGroup from "../../../src/Cli/tools/internal/ProcessGroup.js"
+import { textOf, withWorkspace } from "../../support/TempWorkspace.js"
+
+const fast: Bash.Options = { ...Bash.defaultOptions, killGraceMs: 300 }
+const run = Bash.runWith(fast)
+
+const pidsIn = (text: string): Array<number> =>
+  [...text.matchAll(/PID=(\d+)/g)].map((m) => Number(m[1]))
+
+/** Polls (bounded) until `path` holds `count` PIDs. */
+const awaitPids = (path: string, count: number) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    for (let i = 0; i < 400; i++) {
+      const text = yield* fs.readFileString(path).pipe(Effect.orElseSucceed(() => ""))
+      const pids = pidsIn(text)
+      if (pids.length >= count) return pids
+      yield* Effect.sleep(25)
+    }
+    return yield* Effect.dieMessage(`no ${count} pids in ${path}`)
+  })
+
+describe("bash", () => {
+  it.scopedLive("runs in the workspace root with interleaved stdout/stderr and the exit code", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const out = yield* run({ command: "pwd; echo out; echo err >&2; echo out2; exit 3" })
+        expect(textOf(out)).toBe(`${root}\nout\nerr\nout2\n[exit code: 3]`)
+        expect(out.meta).toMatchObject({ exitCode: 3, signal: null, truncated: false })
+        const empty = yield* run({ command: "true" })
+        expect(textOf(empty)).toBe("(no output)\n[exit code: 0]")
+        const stdin = yield* run({ command: "cat; echo done" })
+        expect(textOf(stdin)).toBe("done\n[exit code: 0]")
+      })
+    ))
+
+  it.scopedLive("caps output keeping head and tail with a truncation notice", () =>
+    withWorkspace(() =>
+      Effect.gen(function*() {
+        const out = yield* Bash.runWith({ ...fast, maxOutputBytes: 1000 })({
+          command: "echo FIRST; for i in $(seq 1 5000); do echo line-$i; done; echo LAST"
+        })
+        const text = textOf(out)
+        expect(text.startsWith("FIRST\n")).toBe(true)
+        expect(text).toContain("LAST\n[exit code: 0]")
+        expect(text).toMatch(/\[\.\.\. \d+ bytes of output omitted \.\.\.\]/)
+        expect(Buffer.byteLength(text)).toBeLessThan(1200)
+        expect(out.meta).toMatchObject({ truncated: true })
+      })
+    ))
+
+  it.scopedLive("timeout kills the whole process group including sleep grandchildren", () =>
+    withWorkspace(() =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(run({
+          command: "sleep 1000 & echo PID=$!; (sleep 1000 & echo PID=$!; wait) & echo PID=$!; trap '' TERM; wait",
+          timeout_ms: 400
+        }))
+        expect(error.code).toBe("COMMAND_TIMEOUT")
+        expect(error.message).toContain("timed out after 400ms")
+        const pids = pidsIn(error.message)
+        expect(pids).toHaveLength(3)
+        for (const pid of pids) expect(ProcessGroup.isProcessAlive(pid)).toBe(false)
+      })
+    ))
+
+  it.scopedLive("interrupting the call (cancellation) kills the group before it completes", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.fork(run({
+          command: "echo PID=$$ > pids; sleep 1000 & echo PID=$! >> pids; (sleep 1000 & echo PID=$! >> pids; wait) & wait"
+        }))
+        const pids = yield* awaitPids(`${root}/pids`, 3)
+        for (const pid of pids) expect(ProcessGroup.isProcessAlive(pid)).toBe(true)
+        yield* Fiber.interrupt(fiber)
+        for (const pid of pids) expect(ProcessGroup.isProcessAlive(pid)).toBe(false)
+      })
+    ))
+
+  it.scopedLive("background jobs left by a finished command are stopped", () =>
+    withWorkspace(() =>
+      Effect.gen(function*() {
+        const out = yield* run({ command: "sleep 1000 >/dev/null 2>&1 & echo PID=$!" })
+        const pids = pidsIn(textOf(out))
+        expect(pids).toHaveLength(1)
+        expect(ProcessGroup.isProcessAlive(pids[0]!)).toBe(false)
+      })
+    ))
+})

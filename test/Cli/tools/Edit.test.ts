@@ -1,0 +1,63 @@
+import * as FileSystem from "@effect/platform/FileSystem"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Edit from "../../../src/Cli/tools/Edit.js"
+import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
+
+describe("edit", () => {
+  it.scopedLive("replaces a unique occurrence exactly", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        yield* writeFiles(root, { "a.ts": "const a = 1\nconst b = 2\n" })
+        const out = yield* Edit.run({ file_path: "a.ts", old_string: "const b = 2", new_string: "const b = $& 3" })
+        expect(textOf(out)).toBe("Edited a.ts: replaced 1 occurrence (first at line 2)")
+        expect(yield* fs.readFileString(`${root}/a.ts`)).toBe("const a = 1\nconst b = $& 3\n")
+      })
+    ))
+
+  it.scopedLive("0 matches → NO_MATCH naming the file; 2 matches → AMBIGUOUS_MATCH with the count; replace_all replaces all", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const original = "x = 1\ny = x\nz = x\n"
+        yield* writeFiles(root, { "m.py": original })
+        const none = yield* Effect.flip(Edit.run({ file_path: "m.py", old_string: "w = 2", new_string: "w = 3" }))
+        expect(none.code).toBe("NO_MATCH")
+        expect(none.message).toContain("m.py")
+        const two = yield* Effect.flip(Edit.run({ file_path: "m.py", old_string: "= x", new_string: "= q" }))
+        expect(two.code).toBe("AMBIGUOUS_MATCH")
+        expect(two.message).toContain("2 times")
+        expect(two.message).toContain("replace_all")
+        expect(yield* fs.readFileString(`${root}/m.py`)).toBe(original)
+        const all = yield* Edit.run({ file_path: "m.py", old_string: "= x", new_string: "= q", replace_all: true })
+        expect(textOf(all)).toContain("replaced 2 occurrences")
+        expect(yield* fs.readFileString(`${root}/m.py`)).toBe("x = 1\ny = q\nz = q\n")
+      })
+    ))
+
+  it.scopedLive("identical strings, empty old_string, missing file and escapes are errors", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        yield* writeFiles(root, { "a.txt": "abc" })
+        const same = yield* Effect.flip(Edit.run({ file_path: "a.txt", old_string: "abc", new_string: "abc" }))
+        expect(same.code).toBe("NO_CHANGE")
+        const empty = yield* Effect.flip(Edit.run({ file_path: "a.txt", old_string: "", new_string: "x" }))
+        expect(empty.code).toBe("INVALID_ARGS")
+        const missing = yield* Effect.flip(Edit.run({ file_path: "b.txt", old_string: "a", new_string: "b" }))
+        expect(missing.code).toBe("NOT_FOUND")
+        const escape = yield* Effect.flip(Edit.run({ file_path: "../a.txt", old_string: "a", new_string: "b" }))
+        expect(escape.code).toBe("OUTSIDE_WORKSPACE")
+      })
+    ))
+
+  it.scopedLive("CRLF files accept LF old_string and keep CRLF endings", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        yield* writeFiles(root, { "w.txt": "one\r\ntwo\r\nthree\r\n" })
+        yield* Edit.run({ file_path: "w.txt", old_string: "one\ntwo", new_string: "1\n2" })
+        expect(yield* fs.readFileString(`${root}/w.txt`)).toBe("1\r\n2\r\nthree\r\n")
+      })
+    ))
+})

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Grep from "../../../src/Cli/tools/Grep.js"
+import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
+
+describe("grep", () => {
+  it.scopedLive("path:line:text over files, respecting .gitignore (root and nested), skipping binaries", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        yield* writeFiles(root, {
+          ".gitignore": "*.log\nbuild/\n",
+          "a.ts": "const needle = 1\nother\nNEEDLE again\r\n",
+          "sub/b.md": "no\nneedle here\n",
+          "sub/.gitignore": "secret.txt\n",
+          "sub/secret.txt": "needle\n",
+          "debug.log": "needle\n",
+          "build/x.ts": "needle\n",
+          "node_modules/p/i.js": "needle\n",
+          "bin.dat": new Uint8Array([110, 101, 101, 100, 108, 101, 0, 1])
+        })
+        const out = textOf(yield* Grep.run({ pattern: "needle" }))
+        expect(out).toBe("a.ts:1:const needle = 1\nsub/b.md:2:needle here")
+        const ci = textOf(yield* Grep.run({ pattern: "needle", case_insensitive: true }))
+        expect(ci).toBe("a.ts:1:const needle = 1\na.ts:3:NEEDLE again\nsub/b.md:2:needle here")
+        expect(textOf(yield* Grep.run({ pattern: "need.e", glob: "*.md" }))).toBe("sub/b.md:2:needle here")
+        expect(textOf(yield* Grep.run({ pattern: "needle", path: "sub" }))).toBe("sub/b.md:2:needle here")
+        // an explicitly named file is searched even if ignored
+        expect(textOf(yield* Grep.run({ pattern: "needle", path: "debug.log" }))).toBe("debug.log:1:needle")
+        expect(textOf(yield* Grep.run({ pattern: "absent" }))).toBe("No matches for /absent/ in .")
+      })
+    ))
+
+  it.scopedLive("caps results with a notice; invalid regex and escapes are errors", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        yield* writeFiles(root, { "many.txt": Array.from({ length: 50 }, (_, i) => `hit ${i}`).join("\n") })
+        const capped = textOf(yield* Grep.run({ pattern: "hit", max_results: 10 }))
+        expect(capped.split("\n").filter((l) => l.startsWith("many.txt:"))).toHaveLength(10)
+        expect(capped).toContain("Showing the first 10 matching lines; more matches exist")
+        const bad = yield* Effect.flip(Grep.run({ pattern: "(" }))
+        expect(bad.code).toBe("INVALID_PATTERN")
+        const escape = yield* Effect.flip(Grep.run({ pattern: "x", path: "../" }))
+        expect(escape.code).toBe("OUTSIDE_WORKSPACE")
+      })
+    ))
+})

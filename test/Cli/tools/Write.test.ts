@@ -1,0 +1,58 @@
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Write from "../../../src/Cli/tools/Write.js"
+import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
+
+describe("write", () => {
+  it.scopedLive("creates parent directories and reports created vs overwritten", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const created = yield* Write.run({ file_path: "a/b/c.txt", content: "one\ntwo\n" })
+        expect(textOf(created)).toBe("Created a/b/c.txt (8 bytes, 2 lines)")
+        expect(yield* fs.readFileString(`${root}/a/b/c.txt`)).toBe("one\ntwo\n")
+        const over = yield* Write.run({ file_path: `${root}/a/b/c.txt`, content: "x" })
+        expect(textOf(over)).toBe("Overwrote a/b/c.txt (1 bytes, 1 line)")
+        expect(yield* fs.readFileString(`${root}/a/b/c.txt`)).toBe("x")
+        // no temp files left behind
+        expect(yield* fs.readDirectory(`${root}/a/b`)).toEqual(["c.txt"])
+      })
+    ))
+
+  it.scopedLive("keeps permission bits of an existing file", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        yield* writeFiles(root, { "run.sh": "#!/bin/sh\n" })
+        yield* fs.chmod(`${root}/run.sh`, 0o755)
+        yield* Write.run({ file_path: "run.sh", content: "#!/bin/sh\necho hi\n" })
+        const info = yield* fs.stat(`${root}/run.sh`)
+        expect(info.mode & 0o777).toBe(0o755)
+      })
+    ))
+
+  it.scopedLive("writes through an inside symlink to its target; escapes and directories are refused", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        const outside = yield* fs.makeTempDirectoryScoped({ prefix: "harness-outside-" })
+        yield* writeFiles(root, { "target.txt": "old", "d/keep": "" })
+        yield* fs.symlink(path.join(root, "target.txt"), path.join(root, "link.txt"))
+        yield* fs.symlink(outside, path.join(root, "out"))
+        yield* Write.run({ file_path: "link.txt", content: "new" })
+        expect(yield* fs.readFileString(path.join(root, "target.txt"))).toBe("new")
+        expect(yield* fs.readLink(path.join(root, "link.txt"))).toBe(path.join(root, "target.txt"))
+
+        const escape = yield* Effect.flip(Write.run({ file_path: "out/pwned.txt", content: "x" }))
+        expect(escape.code).toBe("OUTSIDE_WORKSPACE")
+        expect(yield* fs.exists(path.join(outside, "pwned.txt"))).toBe(false)
+        const traversal = yield* Effect.flip(Write.run({ file_path: "../pwned.txt", content: "x" }))
+        expect(traversal.code).toBe("OUTSIDE_WORKSPACE")
+        const dir = yield* Effect.flip(Write.run({ file_path: "d", content: "x" }))
+        expect(dir.code).toBe("NOT_A_FILE")
+      })
+    ))
+})
