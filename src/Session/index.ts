@@ -4,12 +4,16 @@
  *
  * @since 0.1.0
  */
+export * as Fork from "./Fork.js"
+export * as Memory from "./persistence/Memory.js"
 export * as Projection from "./Projection.js"
+export * as Reconstruct from "./Reconstruct.js"
 export * as Repair from "./Repair.js"
 export * as RequestHeader from "./RequestHeader.js"
 export * as Session from "./Session.js"
 export * as SessionError from "./SessionError.js"
 export * as SessionEvent from "./SessionEvent.js"
 export * as SessionPersistence from "./SessionPersistence.js"
+export * as SessionStore from "./SessionStore.js"
 export * as Surface from "./Surface.js"
 export * as Validate from "./Validate.js"
