@@ -1,0 +1,474 @@
+/**
+ * The agent handle (L-1..L-10) and the factory service that creates it.
+ *
+ * An agent is created from the Layer-provided {@link AgentFactory} with `make(options)`; it lives
+ * in the caller's `Scope`: closing the scope disposes it (L-8). Embedders compose the factory into
+ * their own services:
+ *
+ * ```ts
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const agent = yield* Agent.make({ provider: "scripted", model: "demo", tools: [echo] })
+ *   yield* agent.send([ContentBlock.text("hi")])
+ *   yield* agent.whenIdle
+ *   return yield* agent.session.deriveMessages
+ * }))
+ * program.pipe(Effect.provide(Agent.layer), Effect.provide(Dependencies))
+ * ```
+ *
+ * The factory needs `Llm` (with an adapter registered for the agent's provider), `SessionStore`
+ * (live sessions + the flush checkpoint), `ToolRuntime` (global tools and tool points),
+ * {@link Hooks.LoopHooks} and {@link SystemPrompt.SystemPrompt}.
+ *
+ * Verbs (Effects that return once the input is queued; none waits for the turn):
+ * - `send` (L-1): validates `{content, source}` as lossless JSON (`INVALID_INPUT`, nothing queued,
+ *   no notification), freezes a detached copy, queues it, emits `queued`, wakes the driver.
+ * - `steer` (L-2): `send` unless running; while running it joins the steering FIFO (logged at the
+ *   next drain point) and emits `queued{steering: true}`; after a terminal stop (L-26) it is
+ *   discarded silently.
+ * - `inject` (L-3): never runs the model: batch FIFO while a tool batch executes; `context/message`
+ *   now while a turn is open; otherwise a one-shot injection turn with a tracked flush.
+ * - `cancel(reason = "cancelled")` (L-4): a no-op unless there is work; otherwise arms the marker,
+ *   discards both FIFOs and fires the active step's signal (DEC-1: active work is interrupted; the
+ *   step itself observes the signal and closes the log).
+ * - `whenIdle` (L-5), `status` / `statusChanges` (L-6), `dispose` (L-8).
+ *
+ * Decisions (DEC-10):
+ * - `maxParallelToolCalls` is an agent option overriding the `ToolRuntime` cap for this agent's
+ *   batches (positive integer, else `INVALID_OPTIONS` at creation).
+ * - `toolOrder` is validated at creation (exactly one `"*"` rest marker, no duplicates); unknown
+ *   names can only be checked per step and fail that turn (L-34).
+ * - The persona (`systemPrompt.persona`) is an agent-scoped section `persona` at order 0; agent
+ *   sections and variables are agent-scoped registrations (they shadow same-named globals).
+ * - Session choice: `{ _tag: "New" }` (default; id `<label>-session-<uuid>` when none given),
+ *   `{ _tag: "Auto", id }` (L-7: resume when stored, else create), `{ _tag: "Resume", id }`
+ *   (requires stored history), `{ _tag: "Fork", from, boundary?, id? }`.
+ * - Disposal waits for the running turn to observe the abort; work that is not under the step
+ *   signal (e.g. a hanging `turn-continuation` listener) delays disposal until it returns.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type { ContentBlock } from "../Llm/ContentBlock.js"
+import * as Json from "../Llm/Json.js"
+import * as Llm from "../Llm/Llm.js"
+import { type MessageSource, userSource } from "../Llm/Message.js"
+import type { SessionError } from "../Session/SessionError.js"
+import type { SessionEvent } from "../Session/SessionEvent.js"
+import { AgentError, type InjectOptions, type SendOptions } from "./AgentControl.js"
+import * as Driver from "./Driver.js"
+import type { HookContext } from "./HookContext.js"
+import * as Hooks from "./Hooks.js"
+import * as Inbox from "./Inbox.js"
+import * as Runtime from "./internal/Runtime.js"
+import * as Sessions from "./internal/Sessions.js"
+import * as StepSignal from "./StepSignal.js"
+import * as SystemPrompt from "./SystemPrompt.js"
+import type * as Tool from "./Tool.js"
+import * as ToolRegistry from "./ToolRegistry.js"
+import * as ToolRuntime from "./ToolRuntime.js"
+import * as ToolScheduler from "./ToolScheduler.js"
+import * as Turn from "./Turn.js"
+
+/**
+ * The agent handle.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Agent extends Hooks.HookAgent {
+  /** the current status (L-6) */
+  readonly status: Effect.Effect<Hooks.Status>
+  /** the current status, then every change */
+  readonly statusChanges: Stream.Stream<Hooks.Status>
+  /** resolves at the next settlement out of `running` (L-5) */
+  readonly whenIdle: Effect.Effect<void>
+  /** every session event committed from now on */
+  readonly events: Stream.Stream<SessionEvent>
+  /** disposes now (idempotent); closing the agent's scope does the same (L-8) */
+  readonly dispose: Effect.Effect<void>
+}
+
+/**
+ * Which session the agent runs over (see the module doc).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionChoice = Sessions.Choice
+
+/**
+ * Agent-scoped system prompt inputs (L-31..L-34).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemPromptOptions {
+  /** the deployment persona (order 0; a template; empty → dropped) */
+  readonly persona?: string
+  readonly sections?: ReadonlyArray<SystemPrompt.Section>
+  readonly variables?: Readonly<Record<string, SystemPrompt.Variable>>
+  /** model-facing tool order around exactly one `"*"` rest marker */
+  readonly toolOrder?: ReadonlyArray<string>
+}
+
+/**
+ * Options of {@link AgentFactory.make}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentOptions<Tools extends ReadonlyArray<Tool.Any> = ReadonlyArray<Tool.Tool<never>>> {
+  /** provider route of the first request (later requests start from the logged header, L-12.8) */
+  readonly provider?: string
+  readonly model?: string
+  readonly session?: SessionChoice
+  /** prefix of generated session ids (default `"agent"`) */
+  readonly label?: string
+  /** agent-scoped tools (shadow same-named globals) */
+  readonly tools?: Tools
+  /** only these global tools are visible */
+  readonly allow?: ReadonlyArray<string>
+  /** these global tools are hidden */
+  readonly deny?: ReadonlyArray<string>
+  readonly systemPrompt?: SystemPromptOptions
+  /** cap of this agent's parallel tool pool (default: the `ToolRuntime` cap) */
+  readonly maxParallelToolCalls?: number
+}
+
+/**
+ * Invalid agent options.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AgentOptionsError extends Schema.TaggedError<AgentOptionsError>()("AgentOptionsError", {
+  code: Schema.Literal("INVALID_OPTIONS"),
+  message: Schema.String
+}) {}
+
+/**
+ * What creating an agent may fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type CreateError =
+  | AgentOptionsError
+  | SessionError
+  | ToolRegistry.DuplicateToolError
+  | SystemPrompt.SystemPromptError
+
+/**
+ * The factory service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** Creates an agent living in the current scope (closing it disposes the agent). */
+  readonly make: <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
+    options?: AgentOptions<Tools>
+  ) => Effect.Effect<Agent, CreateError, Scope.Scope | Tool.Requirements<Tools[number]>>
+}
+
+/**
+ * The agent factory Tag.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class AgentFactory extends Context.Tag("effect-harness/Loop/AgentFactory")<AgentFactory, Service>() {}
+
+const invalidInput = (what: string, message: string) =>
+  new AgentError({ code: "INVALID_INPUT", message: `${what}: ${message}` })
+
+const disposedError = (verb: string) => new AgentError({ code: "DISPOSED", message: `${verb}: the agent is disposed` })
+
+const entryOf = (
+  verb: string,
+  content: ReadonlyArray<ContentBlock>,
+  source: MessageSource | undefined
+): Either.Either<Inbox.Entry, AgentError> =>
+  Either.match(Json.snapshot({ content, source: source ?? userSource }), {
+    onLeft: (e) => Either.left(invalidInput(verb, e.message)),
+    onRight: (json) => {
+      const entry = json as unknown as Inbox.Entry
+      return Array.isArray(entry.content)
+        ? Either.right(entry)
+        : Either.left(invalidInput(verb, "content must be a list of content blocks"))
+    }
+  })
+
+const contextOf = (
+  content: ReadonlyArray<ContentBlock>,
+  options: InjectOptions | undefined
+): Either.Either<HookContext, AgentError> => {
+  const source = options?.source ?? userSource
+  const plain = options?.meta === undefined ? { content, source } : { content, source, meta: options.meta }
+  return Either.match(Json.snapshot(plain), {
+    onLeft: (e) => Either.left(invalidInput("inject", e.message)),
+    onRight: (json) => {
+      const context = json as unknown as HookContext
+      return Array.isArray(context.content)
+        ? Either.right(context)
+        : Either.left(invalidInput("inject", "content must be a list of content blocks"))
+    }
+  })
+}
+
+const lastTurnOf = (events: ReadonlyArray<SessionEvent>): number => {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent
+    if (e.type === "turn/start") return e.data.turn
+  }
+  return 0
+}
+
+const validateOptions = (options: AgentOptions<ReadonlyArray<Tool.Any>>): Effect.Effect<void, AgentOptionsError | SystemPrompt.SystemPromptError> =>
+  Effect.gen(function*() {
+    const cap = options.maxParallelToolCalls
+    if (cap !== undefined && (!Number.isSafeInteger(cap) || cap < 1)) {
+      return yield* new AgentOptionsError({
+        code: "INVALID_OPTIONS",
+        message: `maxParallelToolCalls must be a positive integer, got ${String(cap)}`
+      })
+    }
+    const toolOrder = options.systemPrompt?.toolOrder
+    if (toolOrder !== undefined) yield* SystemPrompt.validateToolOrder(toolOrder)
+  })
+
+/**
+ * Builds the factory from the services in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeFactory: Effect.Effect<
+  Service,
+  never,
+  Llm.Llm | Hooks.LoopHooks | SystemPrompt.SystemPrompt | ToolRuntime.ToolRuntime | Sessions.Requirements
+> = Effect.gen(function*() {
+  const llm = yield* Llm.Llm
+  const hooks = yield* Hooks.LoopHooks
+  const prompt = yield* SystemPrompt.SystemPrompt
+  const toolRuntime = yield* ToolRuntime.ToolRuntime
+  const sessions = yield* Sessions.make
+
+  const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
+    options: AgentOptions<Tools> = {}
+  ): Effect.Effect<Agent, CreateError, Scope.Scope | Tool.Requirements<Tools[number]>> =>
+    Effect.gen(function*() {
+      yield* validateOptions(options)
+      const acquired = yield* sessions.acquire(options.session ?? { _tag: "New" }, options.label ?? "agent")
+      const session = acquired.session
+      const events = yield* session.events
+      const state = yield* Ref.make(Runtime.initialState(lastTurnOf(events)))
+      const status = yield* SubscriptionRef.make<Hooks.Status>("idle")
+      const wake = yield* Queue.sliding<void>(1)
+      const instance = yield* Ref.make<Runtime.InstanceState>({ prefix: Option.none(), requested: false })
+      const tracked = yield* FiberSet.make<void, never>()
+      const exited = yield* Deferred.make<void>()
+
+      // agent-scoped tools and the view
+      const scoped = yield* ToolRegistry.make(options.tools ?? ([] as unknown as Tools))
+      const restrictions: ToolRegistry.Restriction = {
+        ...(options.allow === undefined ? {} : { allow: options.allow }),
+        ...(options.deny === undefined ? {} : { deny: options.deny })
+      }
+      const view = ToolRegistry.view({ global: toolRuntime.globals, scoped, restrictions })
+      const toolService: ToolRuntime.Service = options.maxParallelToolCalls === undefined
+        ? toolRuntime
+        : { ...toolRuntime, maxParallelToolCalls: options.maxParallelToolCalls }
+
+      const send = (content: ReadonlyArray<ContentBlock>, o?: SendOptions): Effect.Effect<void, AgentError> =>
+        Effect.gen(function*() {
+          const entry = yield* entryOf("send", content, o?.source)
+          const ok = yield* Ref.modify(state, (s) =>
+            s.disposed ? [false, s] as const : [true, { ...s, inbox: Inbox.enqueue(s.inbox, entry) }] as const)
+          if (!ok) return yield* disposedError("send")
+          yield* hooks.queued.run(session.id, { agent, content: entry.content, source: entry.source, steering: false })
+          yield* Queue.offer(wake, undefined)
+        })
+
+      const steer = (content: ReadonlyArray<ContentBlock>, o?: SendOptions): Effect.Effect<void, AgentError> =>
+        Effect.gen(function*() {
+          const entry = yield* entryOf("steer", content, o?.source)
+          const route = yield* Ref.modify(state, (s) => {
+            if (s.disposed) return ["disposed", s] as const
+            if (s.status !== "running") return ["send", { ...s, inbox: Inbox.enqueue(s.inbox, entry) }] as const
+            if (s.terminalStop) return ["discard", s] as const
+            return ["steer", { ...s, inbox: Inbox.steer(s.inbox, entry) }] as const
+          })
+          switch (route) {
+            case "disposed":
+              return yield* disposedError("steer")
+            case "discard":
+              return
+            case "send": {
+              yield* hooks.queued.run(session.id, { agent, content: entry.content, source: entry.source, steering: false })
+              return yield* Queue.offer(wake, undefined)
+            }
+            case "steer":
+              return yield* hooks.queued.run(session.id, {
+                agent,
+                content: entry.content,
+                source: entry.source,
+                steering: true
+              })
+          }
+        })
+
+      const inject = (content: ReadonlyArray<ContentBlock>, o?: InjectOptions): Effect.Effect<void, AgentError> =>
+        Effect.gen(function*() {
+          const context = yield* contextOf(content, o)
+          if ((yield* Ref.get(state)).disposed) return yield* disposedError("inject")
+          yield* rt.run(context)
+        })
+
+      const cancel = (reason: string = "cancelled"): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          const target = yield* Ref.modify(state, (s): readonly [
+            { readonly armed: boolean; readonly signal: StepSignal.StepSignal | undefined },
+            Runtime.AgentState
+          ] => {
+            const work = s.status === "running" || s.signal !== undefined || Inbox.hasInput(s.inbox)
+            if (s.disposed || !work) return [{ armed: false, signal: undefined }, s] as const
+            return [{ armed: true, signal: s.signal }, { ...s, inbox: Inbox.cancel(s.inbox, reason) }] as const
+          })
+          if (!target.armed) return
+          if (target.signal !== undefined) yield* StepSignal.abort(target.signal, { _tag: "Cancelled", reason })
+          yield* Queue.offer(wake, undefined)
+        })
+
+      const whenIdle: Effect.Effect<void> = Effect.gen(function*() {
+        const waiter = yield* Deferred.make<void>()
+        const how = yield* Ref.modify(state, (s) => {
+          if (s.disposed) return ["disposed", s] as const
+          if (s.status !== "running" && s.inbox.queued.length === 0) return ["now", s] as const
+          return ["wait", { ...s, idleWaiters: [...s.idleWaiters, waiter] }] as const
+        })
+        if (how === "disposed") return yield* Deferred.await(exited)
+        if (how === "wait") yield* Deferred.await(waiter)
+      })
+
+      let driver: Fiber.RuntimeFiber<void> | undefined
+      const dispose: Effect.Effect<void> = Effect.gen(function*() {
+        const first = yield* Ref.modify(state, (s) =>
+          s.disposed
+            ? [Option.none(), s] as const
+            : [Option.some(s.signal), { ...s, disposed: true, status: "disposed" as const }] as const)
+        if (Option.isNone(first)) return yield* Deferred.await(exited)
+        const signal = first.value
+        if (signal !== undefined) yield* StepSignal.abort(signal, { _tag: "Disposed" })
+        yield* SubscriptionRef.set(status, "disposed")
+        yield* hooks.status.run(session.id, { agent, status: "disposed" })
+        yield* Queue.offer(wake, undefined)
+        if (driver !== undefined) yield* Fiber.await(driver)
+        yield* FiberSet.awaitEmpty(tracked)
+        const flushed = yield* Effect.either(acquired.flush)
+        if (Either.isLeft(flushed)) {
+          yield* Runtime.report(rt.runtime, { step: 0, ...Runtime.describe(flushed.left), cause: flushed.left })
+        }
+        const waiters = yield* Ref.modify(state, (s) => [s.idleWaiters, { ...s, idleWaiters: [] }] as const)
+        yield* Effect.forEach(waiters, (d) => Deferred.succeed(d, undefined), { discard: true })
+        yield* Deferred.succeed(exited, undefined)
+        yield* hooks.disposed.run(session.id, { agent })
+      })
+
+      const agent: Agent = {
+        id: session.id,
+        session,
+        options: {
+          ...(options.provider === undefined ? {} : { provider: options.provider }),
+          ...(options.model === undefined ? {} : { model: options.model })
+        },
+        send,
+        steer,
+        inject,
+        cancel,
+        status: SubscriptionRef.get(status),
+        statusChanges: status.changes,
+        whenIdle,
+        events: session.changes,
+        dispose
+      }
+
+      const runtime: Runtime.Runtime = {
+        agent,
+        session,
+        hooks,
+        prompt,
+        llm,
+        tools: view,
+        runBatch: (input) =>
+          ToolScheduler.runBatch(input).pipe(Effect.provideService(ToolRuntime.ToolRuntime, toolService)),
+        flush: acquired.flush,
+        options: {
+          provider: options.provider,
+          model: options.model,
+          toolOrder: options.systemPrompt?.toolOrder
+        },
+        state,
+        status,
+        wake,
+        instance,
+        tracked
+      }
+      const rt = { runtime, run: (context: HookContext) => Turn.inject(runtime, context) }
+
+      // agent-scoped system prompt inputs
+      const sp = options.systemPrompt
+      if (sp?.persona !== undefined) {
+        yield* prompt.registerSection({ name: "persona", order: 0, text: sp.persona }, { agentId: session.id })
+      }
+      for (const section of sp?.sections ?? []) yield* prompt.registerSection(section, { agentId: session.id })
+      for (const [name, variable] of Object.entries(sp?.variables ?? {})) {
+        yield* prompt.registerVariable(name, variable, { agentId: session.id })
+      }
+
+      // L-7: publish, session-start, then the driver
+      yield* hooks.created.run(session.id, { agent })
+      yield* hooks.sessionStart.run(session.id, { agent, source: acquired.source })
+      driver = yield* Effect.forkScoped(Driver.run(runtime))
+      yield* Effect.addFinalizer(() => dispose)
+      return agent
+    })
+
+  return { make }
+})
+
+/**
+ * The factory as a Layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<
+  AgentFactory,
+  never,
+  Llm.Llm | Hooks.LoopHooks | SystemPrompt.SystemPrompt | ToolRuntime.ToolRuntime | Sessions.Requirements
+> = Layer.effect(AgentFactory, makeFactory)
+
+/**
+ * Creates an agent with the factory from context.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
+  options?: AgentOptions<Tools>
+): Effect.Effect<Agent, CreateError, AgentFactory | Scope.Scope | Tool.Requirements<Tools[number]>> =>
+  Effect.flatMap(AgentFactory, (factory) => factory.make(options))

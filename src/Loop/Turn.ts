@@ -1,0 +1,237 @@
+/**
+ * The turn (L-11) and the turn enclosure (S-16): a prompt turn drains the queued batch, runs
+ * `prompt-submit` per prompt, runs steps, and ends with exactly one `turn/end` followed by the
+ * awaited flush checkpoint (D-7); an injection (L-3) lands in the open turn, in the running tool
+ * batch's context FIFO, or in its own one-shot injection turn.
+ *
+ * Turn flow:
+ * 1. `turn/start{turn, trigger: {kind: "message", source: first prompt's source}}` — from here a
+ *    `turn/end` is owed on every path. A failure before it commits is an agent error at step 0
+ *    with nothing appended (L-10).
+ * 2. per prompt, `prompt-submit` (default allow): `Block{reason}` → `prompt/blocked`;
+ *    `Allow{content?, additionalContexts?}` → `user/message` (replacement or original), then one
+ *    `context/message` per context with its own source and meta. All blocked → `rejected{reason
+ *    of the last block}` with zero steps.
+ * 3. steps ({@link Step.runSteps}).
+ * 4. `turn/end{turn, reason}`; flush (a failure is an agent error, never an event).
+ * 5. any failure → close an open step, `error{step, message, code?}` and ONE agent error —
+ *    unless the agent was disposed meanwhile (U-4: disposal wins unless an error was already
+ *    recorded: a failure observed after disposal ends the turn `disposed`).
+ *
+ * Enclosure decisions (DEC-10): an `inject` that arrives while a `turn/start` or `turn/end` is
+ * being appended (e.g. from an observer of those events) waits in a pending list: it is appended
+ * right after `turn/start` commits, or gets its own injection turn right after `turn/end` — so
+ * every event stays inside a turn and no append is issued from inside another append's
+ * publication. An injection turn whose `context/message` append fails ends
+ * `error{step: 0, message, code?}` (still closed and flushed) and reports an agent error.
+ *
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import type { TurnEndReason } from "../Session/SessionEvent.js"
+import * as BatchContexts from "./BatchContexts.js"
+import type { HookContext } from "./HookContext.js"
+import * as Hooks from "./Hooks.js"
+import type * as Inbox from "./Inbox.js"
+import type { AgentState, Runtime, TurnContext } from "./internal/Runtime.js"
+import { appendContext, describe, report, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
+import * as Step from "./Step.js"
+
+/** Marks the turn open and appends the injections that waited for `turn/start`. */
+const opened = (rt: Runtime): Effect.Effect<void> =>
+  Effect.flatMap(
+    Ref.modify(rt.state, (s) => [s.pending, { ...s, phase: "open" as const, pending: [] }] as const),
+    (pending) => Effect.forEach(pending, (context) => appendNow(rt, context), { discard: true })
+  )
+
+/** Marks the enclosure free, wakes the driver, and runs the injections that waited for `turn/end`. */
+const released = (rt: Runtime): Effect.Effect<void> =>
+  Effect.flatMap(
+    Ref.modify(rt.state, (s) => [s.pending, { ...s, phase: "none" as const, pending: [] }] as const),
+    (pending) =>
+      Effect.zipRight(
+        Queue.offer(rt.wake, undefined),
+        Effect.forEach(pending, (context) => inject(rt, context), { discard: true })
+      )
+  )
+
+const appendNow = (rt: Runtime, context: HookContext): Effect.Effect<void> =>
+  Effect.catchAll(Effect.asVoid(appendContext(rt.session, context)), (error) =>
+    Effect.flatMap(Ref.get(rt.state), (s) =>
+      report(rt, { turn: s.lastTurn, step: 0, ...describe(error), cause: error })))
+
+const injectionTurn = (rt: Runtime, turn: number, context: HookContext): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const started = yield* Effect.either(rt.session.append({
+      type: "turn/start",
+      data: { turn, trigger: { kind: "injection", source: context.source } }
+    }))
+    if (Either.isLeft(started)) {
+      yield* report(rt, { turn, step: 0, ...describe(started.left), cause: started.left })
+      return yield* released(rt)
+    }
+    yield* opened(rt)
+    const appended = yield* Effect.either(appendContext(rt.session, context))
+    let reason: TurnEndReason = { kind: "completed" }
+    if (Either.isLeft(appended)) {
+      const failure = describe(appended.left)
+      reason = { kind: "error", step: 0, ...failure }
+      yield* report(rt, { turn, step: 0, ...failure, cause: appended.left })
+    }
+    yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const }))
+    const ended = yield* Effect.either(rt.session.append({ type: "turn/end", data: { turn, reason } }))
+    if (Either.isLeft(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.left), cause: ended.left })
+    yield* FiberSet.run(
+      rt.tracked,
+      Effect.catchAll(rt.flush, (error) => report(rt, { turn, step: 0, ...describe(error), cause: error }))
+    )
+    yield* released(rt)
+  })
+
+/**
+ * Routes one validated, frozen injection (L-3): into the running batch's context FIFO, into the
+ * open turn now, into the pending list while the enclosure is changing, or into its own
+ * injection turn when no turn is open.
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const inject = (rt: Runtime, context: HookContext): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    type Route =
+      | { readonly _tag: "Batch"; readonly batch: BatchContexts.BatchContexts }
+      | { readonly _tag: "Append" }
+      | { readonly _tag: "Pending" }
+      | { readonly _tag: "Turn"; readonly turn: number }
+    const route = yield* Ref.modify(rt.state, (s): readonly [Route, AgentState] => {
+      if (s.batch !== undefined) return [{ _tag: "Batch", batch: s.batch }, s]
+      switch (s.phase) {
+        case "open":
+          return [{ _tag: "Append" }, s]
+        case "opening":
+        case "closing":
+          return [{ _tag: "Pending" }, { ...s, pending: [...s.pending, context] }]
+        case "none":
+          return [{ _tag: "Turn", turn: s.lastTurn + 1 }, { ...s, phase: "opening" as const, lastTurn: s.lastTurn + 1 }]
+      }
+    })
+    switch (route._tag) {
+      case "Batch": {
+        const queued = yield* BatchContexts.offerFrozen(route.batch, context)
+        if (!queued) yield* appendNow(rt, context)
+        return
+      }
+      case "Append":
+        return yield* appendNow(rt, context)
+      case "Pending":
+        return
+      case "Turn":
+        return yield* injectionTurn(rt, route.turn, context)
+    }
+  })
+
+const body = (rt: Runtime, ctx: TurnContext, batch: ReadonlyArray<Inbox.Entry>) =>
+  Effect.gen(function*() {
+    const agent = rt.agent
+    let allowed = 0
+    let lastBlock = ""
+    for (const entry of batch) {
+      const decision = yield* rt.hooks.promptSubmit.run(
+        agent.id,
+        { agent, turn: ctx.turn, content: entry.content, source: entry.source },
+        () => Effect.succeed(Hooks.PromptDecision.Allow({}))
+      )
+      yield* Hooks.PromptDecision.$match(decision, {
+        Block: ({ reason }) =>
+          Effect.tap(
+            rt.session.append({
+              type: "prompt/blocked",
+              data: { content: entry.content, source: entry.source, reason }
+            }),
+            () =>
+              Effect.sync(() => {
+                lastBlock = reason
+              })
+          ),
+        Allow: ({ additionalContexts, content }) =>
+          Effect.gen(function*() {
+            yield* rt.session.append({
+              type: "user/message",
+              data: { content: content ?? entry.content, source: entry.source },
+              surfaceOp: "append"
+            })
+            allowed += 1
+            for (const context of additionalContexts ?? []) yield* appendContext(rt.session, context)
+          })
+      })
+    }
+    if (allowed === 0) return { kind: "rejected", reason: lastBlock } satisfies TurnEndReason
+    return yield* Step.runSteps(rt, ctx)
+  })
+
+/**
+ * Runs one prompt turn over a drained batch (L-11). Never fails: every failure becomes the turn's
+ * end reason and an agent error.
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const run = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const source = batch[0]?.source ?? { kind: "user" as const }
+    const started = yield* Effect.either(rt.session.append({
+      type: "turn/start",
+      data: { turn, trigger: { kind: "message", source } }
+    }))
+    if (Either.isLeft(started)) {
+      yield* report(rt, { turn, step: 0, ...describe(started.left), cause: started.left })
+      return yield* released(rt)
+    }
+    yield* opened(rt)
+    const ctx: TurnContext = { turn, step: 0, stepOpen: false, maxTokens: false, retryAttempt: 0 }
+    const exit = yield* Effect.exit(
+      body(rt, ctx, batch).pipe(Effect.catchAllCause((cause) => toTurnFailure(ctx.step)(cause)))
+    )
+    let reason: TurnEndReason
+    if (Exit.isSuccess(exit)) {
+      reason = exit.value
+    } else {
+      const disposed = (yield* Ref.get(rt.state)).disposed
+      const failure = Cause.failureOption(exit.cause)
+      if (disposed) {
+        reason = { kind: "disposed" }
+      } else if (Option.isSome(failure) && failure.value instanceof TurnFailure) {
+        const f = failure.value
+        reason = f.code === undefined
+          ? { kind: "error", step: f.step, message: f.message }
+          : { kind: "error", step: f.step, message: f.message, code: f.code }
+        yield* report(rt, {
+          turn,
+          step: f.step,
+          message: f.message,
+          ...(f.code === undefined ? {} : { code: f.code }),
+          cause: f.cause
+        })
+      } else {
+        // the driver fiber itself was interrupted (never by the loop): close the turn honestly
+        reason = { kind: "aborted", reason: "interrupted" }
+      }
+    }
+    if (ctx.stepOpen) {
+      const closed = yield* Effect.either(rt.session.append({ type: "step/end", data: { turn, step: ctx.step } }))
+      if (Either.isLeft(closed)) yield* report(rt, { turn, step: ctx.step, ...describe(closed.left), cause: closed.left })
+    }
+    yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
+    const ended = yield* Effect.either(rt.session.append({ type: "turn/end", data: { turn, reason } }))
+    if (Either.isLeft(ended)) yield* report(rt, { turn, step: ctx.step, ...describe(ended.left), cause: ended.left })
+    yield* released(rt)
+    const flushed = yield* Effect.either(rt.flush)
+    if (Either.isLeft(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.left), cause: flushed.left })
+  })

@@ -1,0 +1,193 @@
+/**
+ * Internal: the state and wiring one agent's driver, turns and steps share.
+ *
+ * Shared mutable state lives in one `Ref<AgentState>` so every verb's check-and-update is one
+ * atomic `Ref.modify`. Turn-local counters live in a {@link TurnContext} owned by the driver
+ * fiber (never shared with another fiber).
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import type * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as FiberSet from "effect/FiberSet"
+import * as Option from "effect/Option"
+import type * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import type * as SubscriptionRef from "effect/SubscriptionRef"
+import type { ToolCallBlock } from "../../Llm/ContentBlock.js"
+import type * as Llm from "../../Llm/Llm.js"
+import type { Message } from "../../Llm/Message.js"
+import type { Session } from "../../Session/Session.js"
+import type { TurnEndReason } from "../../Session/SessionEvent.js"
+import type * as BatchContexts from "../BatchContexts.js"
+import type { HookContext } from "../HookContext.js"
+import type * as Hooks from "../Hooks.js"
+import * as Inbox from "../Inbox.js"
+import { HookFailure, messageOf } from "../Interception.js"
+import * as StepSignal from "../StepSignal.js"
+import type * as SystemPrompt from "../SystemPrompt.js"
+import type * as ToolRegistry from "../ToolRegistry.js"
+
+/**
+ * Where the turn enclosure is (S-16): `opening` until `turn/start` committed, `closing` from the
+ * `turn/end` append on. Injections arriving while `opening`/`closing` wait in `pending`.
+ */
+export type Phase = "none" | "opening" | "open" | "closing"
+
+export interface AgentState {
+  readonly status: Hooks.Status
+  readonly disposed: boolean
+  readonly inbox: Inbox.Inbox
+  readonly phase: Phase
+  /** the batch context FIFO while a tool batch executes (L-19) */
+  readonly batch: BatchContexts.BatchContexts | undefined
+  /** a `turn-stop` listener stopped the running turn terminally (L-26) */
+  readonly terminalStop: boolean
+  /** the active step's signal (the cancel/dispose target) */
+  readonly signal: StepSignal.StepSignal | undefined
+  readonly idleWaiters: ReadonlyArray<Deferred.Deferred<void>>
+  /** injections waiting for the enclosure to settle */
+  readonly pending: ReadonlyArray<HookContext>
+  readonly lastTurn: number
+}
+
+export const initialState = (lastTurn: number): AgentState => ({
+  status: "idle",
+  disposed: false,
+  inbox: Inbox.empty,
+  phase: "none",
+  batch: undefined,
+  terminalStop: false,
+  signal: undefined,
+  idleWaiters: [],
+  pending: [],
+  lastTurn
+})
+
+/** Per loop instance (L-12.5, L-12.8, S-19). */
+export interface InstanceState {
+  readonly prefix: Option.Option<ReadonlyArray<Message>>
+  readonly requested: boolean
+}
+
+export interface BatchInput {
+  readonly session: Session
+  readonly agent: Hooks.HookAgent
+  readonly turn: number
+  readonly step: number
+  readonly calls: ReadonlyArray<ToolCallBlock>
+  readonly tools: ToolRegistry.View
+  readonly signal: StepSignal.StepSignal
+  readonly contexts: BatchContexts.BatchContexts
+}
+
+export interface ResolvedOptions {
+  readonly provider: string | undefined
+  readonly model: string | undefined
+  readonly toolOrder: ReadonlyArray<string> | undefined
+}
+
+export interface Runtime {
+  readonly agent: Hooks.HookAgent
+  readonly session: Session
+  readonly hooks: Hooks.Service
+  readonly prompt: SystemPrompt.Service
+  readonly llm: Llm.Llm.Service
+  readonly tools: ToolRegistry.View
+  readonly runBatch: (input: BatchInput) => Effect.Effect<{ readonly aborted: boolean }, unknown>
+  readonly flush: Effect.Effect<void, unknown>
+  readonly options: ResolvedOptions
+  readonly state: Ref.Ref<AgentState>
+  readonly status: SubscriptionRef.SubscriptionRef<Hooks.Status>
+  readonly wake: Queue.Queue<void>
+  readonly instance: Ref.Ref<InstanceState>
+  /** idle-injection flushes (disposal awaits them) */
+  readonly tracked: FiberSet.FiberSet<void, never>
+}
+
+/** Turn-local counters, owned by the driver fiber. */
+export interface TurnContext {
+  readonly turn: number
+  step: number
+  stepOpen: boolean
+  maxTokens: boolean
+  retryAttempt: number
+}
+
+/** An ordinary turn failure with the step it happened at (L-11.5). */
+export class TurnFailure extends Data.TaggedError("TurnFailure")<{
+  readonly step: number
+  readonly message: string
+  readonly code?: string
+  readonly cause?: unknown
+}> {}
+
+const codeOf = (value: unknown): string | undefined => {
+  try {
+    if (typeof value === "object" && value !== null && "code" in value) {
+      const code = (value as { readonly code: unknown }).code
+      if (typeof code === "string" && code !== "") return code
+    }
+  } catch {
+    // unreadable: absent
+  }
+  return undefined
+}
+
+/** Message and code of a failure value (T-6 rendering; `code` only when the value carries one). */
+export const describe = (value: unknown): { readonly message: string; readonly code?: string } => {
+  if (value instanceof HookFailure) {
+    const code = codeOf(value.cause)
+    return code === undefined ? { message: value.message } : { message: value.message, code }
+  }
+  const code = codeOf(value)
+  const message = messageOf(value)
+  return code === undefined ? { message } : { message, code }
+}
+
+/** Converts a cause into a {@link TurnFailure} at `step` (interruption is re-raised). */
+export const toTurnFailure = (step: number) => (cause: Cause.Cause<unknown>): Effect.Effect<never, TurnFailure> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const failure = Cause.failureOption(cause)
+  const value = Option.isSome(failure) ? failure.value : Cause.squash(cause)
+  if (value instanceof TurnFailure) return Effect.fail(value)
+  const { message, code } = describe(value)
+  return Effect.fail(
+    new TurnFailure(code === undefined ? { step, message, cause: value } : { step, message, code, cause: value })
+  )
+}
+
+/** Emits one agent error (contained notification). */
+export const report = (rt: Runtime, error: Hooks.AgentFailure): Effect.Effect<void> =>
+  rt.hooks.error.run(rt.agent.id, { agent: rt.agent, error })
+
+/**
+ * What ends the turn now, if anything: disposal wins, then the signal's reason, then the marker.
+ */
+export const abortReason = (rt: Runtime, signal: StepSignal.StepSignal | undefined): Effect.Effect<Option.Option<TurnEndReason>> =>
+  Effect.gen(function*() {
+    const s = yield* Ref.get(rt.state)
+    if (s.disposed) return Option.some<TurnEndReason>({ kind: "disposed" })
+    if (signal !== undefined) {
+      const fired = yield* StepSignal.reason(signal)
+      if (Option.isSome(fired)) {
+        return Option.some<TurnEndReason>(
+          fired.value._tag === "Disposed" ? { kind: "disposed" } : { kind: "aborted", reason: fired.value.reason }
+        )
+      }
+    }
+    return Option.map(s.inbox.marker, (reason): TurnEndReason => ({ kind: "aborted", reason }))
+  })
+
+/** Appends one `context/message`. */
+export const appendContext = (session: Session, context: HookContext) =>
+  session.append({
+    type: "context/message",
+    data: context.meta === undefined
+      ? { content: context.content, source: context.source }
+      : { content: context.content, source: context.source, meta: context.meta },
+    surfaceOp: "append"
+  })

@@ -1,0 +1,128 @@
+/**
+ * The reconstruction invariant (S-20) for loop tests: every request the scripted adapter received
+ * for a session equals a request rebuilt from that session's log alone (model-visible must equal
+ * logged), and the log is balanced once the agent is idle (every `turn/start` closed, every
+ * `step/start` closed, every `tool/call` answered).
+ *
+ * Matching: requests are walked in order against the steps rebuilt by `Reconstruct.reconstruct`;
+ * each request must equal the current step's request or a later one (a retried attempt of the
+ * same step, DEC-3, matches the same step again). Every step that streamed a chunk must have been
+ * matched. Steps that streamed nothing may or may not have sent a request (the log cannot tell).
+ * A fresh session seeded with the log must derive the same history as the live one.
+ */
+import { expect } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Json from "../../src/Llm/Json.js"
+import type { GenerateOptions } from "../../src/Llm/Message.js"
+import * as Reconstruct from "../../src/Session/Reconstruct.js"
+import * as Session from "../../src/Session/Session.js"
+import type { SessionEvent } from "../../src/Session/SessionEvent.js"
+import type * as TestKit from "../../src/Loop/TestKit.js"
+
+const canonical = (request: GenerateOptions): string => {
+  const { sessionId: _ignored, ...rest } = request
+  return Json.canonical(rest as unknown as Json.Json)
+}
+
+/**
+ * Checks the invariant for one session; returns the number of requests matched.
+ */
+export const verify = (
+  session: Session.Session,
+  requests: ReadonlyArray<GenerateOptions>
+): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    const events = yield* session.events
+    const mine = requests.filter((r) => r.sessionId === session.id)
+    const steps = Reconstruct.reconstruct(events)
+    const candidates = steps.map((s) => (s.request === undefined ? undefined : canonical(s.request)))
+    const matched = new Set<number>()
+    let at = 0
+    for (const [i, request] of mine.entries()) {
+      const wanted = canonical(request)
+      let j = at
+      while (j < candidates.length && candidates[j] !== wanted) j++
+      if (j >= candidates.length) {
+        expect.fail(
+          `S-20: request #${i} of session ${session.id} cannot be rebuilt from the log\nrequest: ${wanted}\nrebuilt (from step ${at}):\n${
+            candidates.slice(at).join("\n")
+          }`
+        )
+      }
+      matched.add(j)
+      at = j
+    }
+    steps.forEach((s, j) => {
+      if (s.firstChunkSeq !== undefined && !matched.has(j)) {
+        expect.fail(`S-20: step (${s.turn}, ${s.step}) streamed chunks but no recorded request matches it`)
+      }
+    })
+    // a fresh session seeded with the log derives the same history
+    const fresh = yield* Effect.orDie(Session.make({ seed: events }))
+    expect(yield* fresh.deriveMessages).toEqual(yield* session.deriveMessages)
+    return mine.length
+  })
+
+/**
+ * Balance of a log (S-16): every turn closed, every step closed, every `tool/call` answered.
+ * Returns a list of problems (empty when balanced).
+ */
+export const problems = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  let turn: number | undefined
+  let step: number | undefined
+  const calls = new Set<string>()
+  for (const e of events) {
+    switch (e.type) {
+      case "turn/start":
+        if (turn !== undefined) out.push(`turn ${e.data.turn} starts inside open turn ${turn}`)
+        turn = e.data.turn
+        break
+      case "turn/end":
+        if (turn !== e.data.turn) out.push(`turn/end ${e.data.turn} without matching turn/start (open: ${turn})`)
+        if (step !== undefined) out.push(`turn ${e.data.turn} ends with step ${step} open`)
+        if (calls.size > 0) out.push(`turn ${e.data.turn} ends with unanswered calls ${[...calls].join(",")}`)
+        turn = undefined
+        step = undefined
+        calls.clear()
+        break
+      case "step/start":
+        if (turn === undefined) out.push(`step/start #${e.seq} outside a turn`)
+        if (step !== undefined) out.push(`step ${e.data.step} starts inside open step ${step}`)
+        step = e.data.step
+        break
+      case "step/end":
+        if (step !== e.data.step) out.push(`step/end ${e.data.step} without matching step/start`)
+        step = undefined
+        break
+      case "tool/call":
+        calls.add(e.data.callId)
+        break
+      case "tool/result":
+        if (!calls.delete(e.data.callId)) out.push(`tool/result ${e.data.callId} without tool/call`)
+        break
+      default:
+        if (turn === undefined) out.push(`${e.type} #${e.seq} outside a turn`)
+    }
+  }
+  if (turn !== undefined) out.push(`turn ${turn} never ended`)
+  return out
+}
+
+/**
+ * Asserts the log is balanced.
+ */
+export const expectBalanced = (events: ReadonlyArray<SessionEvent>): void => {
+  expect(problems(events)).toEqual([])
+}
+
+/**
+ * The loop-test epilogue: waits until idle, then asserts a balanced log and the reconstruction
+ * invariant for the test agent. Returns the number of requests matched.
+ */
+export const check = (t: TestKit.TestAgent): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    yield* t.agent.whenIdle
+    expectBalanced(yield* t.events)
+    return yield* verify(t.agent.session, yield* t.requests)
+  })
