@@ -3,12 +3,17 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import * as IdEncoding from "../../src/Session/persistence/IdEncoding.js"
 import * as Jsonl from "../../src/Session/persistence/Jsonl.js"
+import * as Sqlite from "../../src/Session/persistence/Sqlite.js"
 import type { Storage, Subject } from "./persistenceContract.js"
 
 /** A temp directory removed at scope close. */
@@ -55,4 +60,53 @@ export const jsonlStorage = (root: string): Storage => ({
 export const jsonl: Subject = {
   name: "Jsonl",
   storage: Effect.map(tempDir("harness-jsonl-"), jsonlStorage)
+}
+
+/** A SQLite client over `filename` for the scope. */
+export const sqliteClient = (filename: string) =>
+  Effect.map(Layer.build(SqliteClient.layer({ filename })), (ctx) => Context.get(ctx, SqlClient.SqlClient))
+
+/** SQLite over a database file. */
+export const sqliteStorage = (filename: string): Storage => {
+  const open = Effect.flatMap(Layer.build(SqliteClient.layer({ filename })), (ctx) =>
+    Sqlite.make({ filename }).pipe(Effect.provide(ctx)))
+  return {
+    open,
+    raw: (h, records) =>
+      Effect.scoped(Effect.gen(function*() {
+        yield* open // creates the layout
+        const sql = yield* sqliteClient(filename)
+        yield* sql.unsafe(
+          "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES (?, ?, ?, ?, ?, ?)",
+          [h["id"], h["version"], h["createdAt"], h["cwd"] ?? null, h["parentSession"] ?? null, h["seedLength"] ?? null]
+        )
+        for (const r of records) {
+          yield* sql.unsafe(
+            "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+              h["id"],
+              r["seq"],
+              r["type"],
+              r["time"],
+              JSON.stringify(r["data"]),
+              r["sourceEventSeqs"] === undefined ? null : JSON.stringify(r["sourceEventSeqs"]),
+              r["surfaceOp"] === undefined ? null : JSON.stringify(r["surfaceOp"])
+            ]
+          )
+        }
+      })),
+    dump: (id) =>
+      Effect.scoped(Effect.gen(function*() {
+        const sql = yield* sqliteClient(filename)
+        const s = yield* sql.unsafe("SELECT * FROM sessions WHERE id = ?", [id])
+        const e = yield* sql.unsafe("SELECT * FROM events WHERE session_id = ? ORDER BY seq", [id])
+        return JSON.stringify({ s, e })
+      }))
+  }
+}
+
+/** The SQLite subject. */
+export const sqlite: Subject = {
+  name: "Sqlite",
+  storage: Effect.map(tempDir("harness-sqlite-"), (dir) => sqliteStorage(path.join(dir, "sessions.sqlite")))
 }

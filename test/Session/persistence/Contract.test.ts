@@ -1,4 +1,5 @@
 import { contract } from "../../support/persistenceContract.js"
-import { jsonl } from "../../support/persistenceSubjects.js"
+import { jsonl, sqlite } from "../../support/persistenceSubjects.js"
 
 contract(jsonl)
+contract(sqlite)

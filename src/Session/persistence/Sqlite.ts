@@ -1,0 +1,480 @@
+/**
+ * The SQLite persistence backend (D-10), through `@effect/sql` and `@effect/sql-sqlite-node`
+ * (better-sqlite3).
+ *
+ * Layout (layout version {@link LAYOUT_VERSION} in `PRAGMA user_version`; a fresh database (0) is
+ * stamped, any other version is rejected with `UNSUPPORTED_VERSION`):
+ * - `sessions(id PRIMARY KEY, version, created_at, cwd, parent_session, seed_length)`: a row exists
+ *   iff the session is materialized (its first non-empty append committed, D-1);
+ * - `events(session_id REFERENCES sessions ON DELETE CASCADE, seq, type, time, data, source_event_seqs,
+ *   surface_op, PRIMARY KEY(session_id, seq))`: `data`, `source_event_seqs` and `surface_op` hold JSON
+ *   text (the latter two `NULL` when absent);
+ * - [DECISION] `locks(session_id PRIMARY KEY, pid, hostname, token, acquired_at)`: the single-writer
+ *   locks (DEC-4), in the database itself so they work wherever the database is shared. A row is
+ *   inserted only when none exists and removed only by its token; the stale rule is `Lock`'s
+ *   (dead pid on this host, or this process without a live holder).
+ *
+ * WAL journal, `synchronous = FULL` (a commit is durable when it resolves), foreign keys on. Every
+ * write is one `BEGIN IMMEDIATE` transaction on a reserved connection: the first append inserts the
+ * sessions row and the batch together; later appends check the stored next seq and insert the
+ * batch; a load reads the log and, when it is torn or interrupted, deletes the torn rows and inserts
+ * the closers in the same transaction (D-4). `IMMEDIATE` takes the write lock up front, so a
+ * concurrent process waits for it (better-sqlite3's 5 s busy timeout) instead of failing with a
+ * stale snapshot.
+ *
+ * Torn vs corrupt (D-5) uses the rules of `Records.scan` over the rows in seq order: a row whose
+ * seq is not its position (a gap) or whose JSON does not parse ends the preserved prefix. Errors
+ * name the database file and, as `line`, the 1-based position of the offending row in seq order.
+ *
+ * `locate` → `undefined` (no per-session path). `lock` of an id that is neither created in this
+ * instance nor stored fails `SESSION_NOT_FOUND`, as in the JSONL backend. `list` reads, per session,
+ * the header row, the last event's time, the last `turn/start` and the first `user/message`
+ * (index range scans on the primary key, not whole logs).
+ *
+ * The default database is `DataDir.sqliteFile` (`$EFFECT_HARNESS_HOME/sessions.sqlite`, else the
+ * per-user data directory); the `filename` option wins (`":memory:"` works for tests).
+ *
+ * @since 0.1.0
+ */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlConnection from "@effect/sql/SqlConnection"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as path from "node:path"
+import type { SessionId } from "../../Llm/Message.js"
+import * as Repair from "../Repair.js"
+import * as SessionError from "../SessionError.js"
+import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
+import { FORMAT_VERSION } from "../SessionEvent.js"
+import type { Loaded, Service, SessionSummary } from "../SessionPersistence.js"
+import { SessionPersistence } from "../SessionPersistence.js"
+import * as DataDir from "./DataDir.js"
+import * as Lock from "./Lock.js"
+import * as Records from "./Records.js"
+import * as Summary from "./Summary.js"
+
+/**
+ * Options of the SQLite backend.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** the database file; default `DataDir.sqliteFile` */
+  readonly filename?: string
+}
+
+/**
+ * The layout version stamped in `PRAGMA user_version`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const LAYOUT_VERSION = 1
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY NOT NULL,
+    version INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    cwd TEXT,
+    parent_session TEXT,
+    seed_length INTEGER
+  )`,
+  `CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    source_event_seqs TEXT,
+    surface_op TEXT,
+    PRIMARY KEY (session_id, seq)
+  )`,
+  `CREATE TABLE IF NOT EXISTS locks (
+    session_id TEXT PRIMARY KEY NOT NULL,
+    pid INTEGER NOT NULL,
+    hostname TEXT NOT NULL,
+    token TEXT NOT NULL,
+    acquired_at INTEGER NOT NULL
+  )`
+]
+
+/** rows per multi-row INSERT (7 parameters each, far below SQLite's variable limit) */
+const INSERT_CHUNK = 100
+
+type Row = { readonly [column: string]: unknown }
+type Run = (sql: string, params?: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>
+
+interface Entry {
+  readonly header: SessionHeader
+  stored: boolean
+}
+
+const notFound = (id: string): SessionError.SessionError =>
+  SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} is not stored`, { sessionId: id })
+
+const eventParams = (id: string, e: SessionEvent): Array<unknown> => [
+  id,
+  e.seq,
+  e.type,
+  e.time,
+  JSON.stringify(e.data),
+  e.sourceEventSeqs === undefined ? null : JSON.stringify(e.sourceEventSeqs),
+  e.surfaceOp === undefined ? null : JSON.stringify(e.surfaceOp)
+]
+
+const insertSql = (rows: number): string =>
+  `INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES ${
+    Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?, ?)").join(", ")
+  }`
+
+/** Rebuilds the stored event of a row (envelope key order as in JSONL), or UNPARSABLE. */
+const rowEvent = (row: Row): unknown => {
+  try {
+    const event: Record<string, unknown> = {
+      type: row["type"],
+      seq: row["seq"],
+      time: row["time"],
+      data: JSON.parse(row["data"] as string)
+    }
+    if (row["surface_op"] !== null) event["surfaceOp"] = JSON.parse(row["surface_op"] as string)
+    if (row["source_event_seqs"] !== null) event["sourceEventSeqs"] = JSON.parse(row["source_event_seqs"] as string)
+    return event
+  } catch {
+    return Records.UNPARSABLE
+  }
+}
+
+const headerOf = (row: Row): { readonly header: SessionHeader } | { readonly problem: string; readonly version?: unknown } =>
+  Records.decodeHeader({
+    type: "session",
+    version: row["version"],
+    id: row["id"],
+    createdAt: row["created_at"],
+    ...(row["cwd"] === null ? {} : { cwd: row["cwd"] }),
+    ...(row["parent_session"] === null ? {} : { parentSession: row["parent_session"] }),
+    ...(row["seed_length"] === null ? {} : { seedLength: row["seed_length"] })
+  })
+
+/**
+ * Builds the SQLite backend over the `SqlClient` of a SQLite database named `filename` (used in
+ * messages). Creates the tables and stamps the layout version on a fresh database.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: { readonly filename: string }): Effect.Effect<Service, SessionError.SessionError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const file = options.filename
+    const ioError = (op: string) => (e: SqlError): SessionError.SessionError =>
+      SessionError.make("IO", `${op} ${file}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ""}`, {
+        file,
+        cause: e
+      })
+
+    const runOn = (conn: SqlConnection.Connection): Run => (text, params = []) =>
+      conn.execute(text, params, undefined).pipe(Effect.mapError(ioError("query")))
+
+    /** single statements on a reserved connection (autocommit) */
+    const autocommit = <A, E>(f: (run: Run) => Effect.Effect<A, E>): Effect.Effect<A, E | SessionError.SessionError> =>
+      Effect.scoped(Effect.flatMap(Effect.mapError(sql.reserve, ioError("connect")), (conn) => f(runOn(conn))))
+
+    /** one `BEGIN IMMEDIATE` transaction: committed on success, rolled back on any failure */
+    const transaction = <A, E>(f: (run: Run) => Effect.Effect<A, E>): Effect.Effect<A, E | SessionError.SessionError> =>
+      Effect.scoped(
+        Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const conn = yield* Effect.mapError(sql.reserve, ioError("connect"))
+            const run = runOn(conn)
+            yield* run("BEGIN IMMEDIATE")
+            const exit = yield* Effect.exit(restore(f(run)))
+            if (Exit.isSuccess(exit)) {
+              const committed = yield* Effect.exit(run("COMMIT"))
+              if (Exit.isSuccess(committed)) return exit.value
+              yield* run("ROLLBACK").pipe(Effect.catchAll((e) => Effect.logError("ROLLBACK failed", e)))
+              return yield* Effect.failCause(committed.cause)
+            }
+            yield* run("ROLLBACK").pipe(Effect.catchAll((e) => Effect.logError("ROLLBACK failed", e)))
+            return yield* exit
+          })
+        )
+      )
+
+    // -- layout -----------------------------------------------------------------------------------
+    yield* autocommit((run) =>
+      Effect.gen(function*() {
+        yield* run("PRAGMA foreign_keys = ON")
+        yield* run("PRAGMA synchronous = FULL")
+      })
+    )
+    yield* transaction((run) =>
+      Effect.gen(function*() {
+        const rows = yield* run("PRAGMA user_version")
+        const version = Number(rows[0]?.["user_version"] ?? 0)
+        if (version === 0) {
+          for (const statement of SCHEMA) yield* run(statement)
+          yield* run(`PRAGMA user_version = ${LAYOUT_VERSION}`)
+        } else if (version !== LAYOUT_VERSION) {
+          return yield* Effect.fail(
+            SessionError.make(
+              "UNSUPPORTED_VERSION",
+              `${file}: database layout version ${version} is not supported (expected ${LAYOUT_VERSION})`,
+              { file }
+            )
+          )
+        }
+      })
+    )
+
+    const entries = new Map<string, Entry>()
+    const semaphores = new Map<string, Effect.Semaphore>()
+    const serialized = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.suspend(() => {
+        let sem = semaphores.get(id)
+        if (sem === undefined) {
+          sem = Effect.unsafeMakeSemaphore(1)
+          semaphores.set(id, sem)
+        }
+        return sem.withPermits(1)(effect)
+      })
+
+    const lockStore = (run: (f: (run: Run) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>, id: string): Lock.Store => ({
+      describe: `${file} (locks row of session ${JSON.stringify(id)})`,
+      tryInsert: (owner) =>
+        Effect.map(
+          run((r) =>
+            r(
+              "INSERT INTO locks (session_id, pid, hostname, token, acquired_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING RETURNING token",
+              [id, owner.pid, owner.hostname, owner.token, owner.acquiredAt]
+            )
+          ),
+          (rows) => rows.length === 1
+        ),
+      read: Effect.map(
+        run((r) => r("SELECT pid, hostname, token, acquired_at AS acquiredAt FROM locks WHERE session_id = ?", [id])),
+        (rows) => (rows[0] === undefined ? undefined : Lock.parseOwner(rows[0]) ?? "unreadable")
+      ),
+      removeIf: (token) =>
+        Effect.asVoid(run((r) => r("DELETE FROM locks WHERE session_id = ? AND token = ?", [id, token])))
+    })
+    const lockStoreOutside = (id: string) => lockStore((f) => autocommit(f), id)
+    const lockStoreIn = (run: Run, id: string) => lockStore((f) => f(run), id)
+
+    // -- load -----------------------------------------------------------------------------------
+
+    const loadIn = (run: Run, id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
+      Effect.gen(function*() {
+        const headerRows = yield* run("SELECT * FROM sessions WHERE id = ?", [id])
+        const headerRow = headerRows[0]
+        if (headerRow === undefined) {
+          if (entries.get(id)?.stored === true) entries.delete(id)
+          return yield* Effect.fail(notFound(id))
+        }
+        yield* Lock.check(lockStoreIn(run, id), id)
+        const decoded = headerOf(headerRow)
+        if ("problem" in decoded) {
+          return yield* Effect.fail(
+            decoded.problem === "version"
+              ? SessionError.make(
+                "UNSUPPORTED_VERSION",
+                `${file}: session ${JSON.stringify(id)} has format version ${JSON.stringify(decoded.version)} (expected ${FORMAT_VERSION})`,
+                { sessionId: id, file }
+              )
+              : SessionError.make("CORRUPT_LOG", `${file}: session ${JSON.stringify(id)}: invalid header: ${decoded.problem}`, {
+                sessionId: id,
+                file
+              })
+          )
+        }
+        const rows = yield* run(
+          "SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq",
+          [id]
+        )
+        const result = Records.scan({
+          count: rows.length,
+          parse: (i) => rowEvent(rows[i]!),
+          isTurnEnd: (i) => rows[i]!["type"] === "turn/end" && rowEvent(rows[i]!) !== Records.UNPARSABLE
+        })
+        if (result._tag !== "ok") {
+          const seq = rows[result.index]!["seq"]
+          return yield* Effect.fail(
+            SessionError.make(
+              result._tag === "legacy" ? "LEGACY_EVENT" : "CORRUPT_LOG",
+              `${file}: session ${JSON.stringify(id)}, events row ${result.index + 1} (seq ${String(seq)}): ${result.reason}`,
+              { sessionId: id, file, line: result.index + 1 }
+            )
+          )
+        }
+        const closers = Repair.repair(result.events)
+        if (result.dropped > 0) {
+          yield* run("DELETE FROM events WHERE session_id = ? AND seq >= ?", [id, result.events.length])
+        }
+        yield* insertEvents(run, id, closers)
+        const events = closers.length === 0 ? result.events : result.events.concat(closers)
+        entries.set(id, { header: decoded.header, stored: true })
+        return { header: decoded.header, events, repaired: closers, truncated: result.dropped }
+      })
+
+    const insertEvents = (run: Run, id: string, events: ReadonlyArray<SessionEvent>) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < events.length; i += INSERT_CHUNK) {
+          const chunk = events.slice(i, i + INSERT_CHUNK)
+          const params: Array<unknown> = []
+          for (const e of chunk) params.push(...eventParams(id, e))
+          yield* run(insertSql(chunk.length), params)
+        }
+      })
+
+    // -- append ---------------------------------------------------------------------------------
+
+    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>) =>
+      transaction((run) =>
+        Effect.gen(function*() {
+          let entry = entries.get(id)
+          if (entry === undefined) {
+            // known only from storage: adopt it first (load + repair, D-3)
+            yield* loadIn(run, id)
+            entry = entries.get(id)!
+          }
+          const existing = yield* run("SELECT version FROM sessions WHERE id = ?", [id])
+          if (entry.stored && existing.length === 0) {
+            entries.delete(id)
+            return yield* Effect.fail(notFound(id))
+          }
+          if (!entry.stored && existing.length > 0) {
+            return yield* Effect.fail(
+              SessionError.make("SESSION_ALREADY_EXISTS", `session ${JSON.stringify(id)} is already stored in ${file}`, {
+                sessionId: id,
+                file
+              })
+            )
+          }
+          const last = yield* run("SELECT MAX(seq) AS last FROM events WHERE session_id = ?", [id])
+          const lastSeq = last[0]?.["last"]
+          const nextSeq = typeof lastSeq === "number" ? lastSeq + 1 : 0
+          const events = yield* Records.validateBatch(id, input, nextSeq)
+          yield* Lock.check(lockStoreIn(run, id), id)
+          if (!entry.stored) {
+            const h = entry.header
+            yield* run(
+              "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES (?, ?, ?, ?, ?, ?)",
+              [h.id, h.version, h.createdAt, h.cwd ?? null, h.parentSession ?? null, h.seedLength ?? null]
+            )
+          }
+          yield* insertEvents(run, id, events)
+          return entry
+        })
+      ).pipe(Effect.tap((entry) => Effect.sync(() => (entry.stored = true))))
+
+    // -- list, create, exists, lock -----------------------------------------------------------------
+
+    const list = (): Effect.Effect<ReadonlyArray<SessionSummary>, SessionError.SessionError> =>
+      autocommit((run) =>
+        Effect.map(
+          run(
+            `SELECT s.*,
+              (SELECT time FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1) AS last_time,
+              (SELECT data FROM events e WHERE e.session_id = s.id AND e.type = 'turn/start' ORDER BY seq DESC LIMIT 1) AS last_turn_start,
+              (SELECT data FROM events e WHERE e.session_id = s.id AND e.type = 'user/message' ORDER BY seq LIMIT 1) AS first_user
+            FROM sessions s`
+          ),
+          (rows) => {
+            const out: Array<SessionSummary> = []
+            for (const row of rows) {
+              const decoded = headerOf(row)
+              if ("problem" in decoded) continue
+              const parse = (text: unknown): unknown => {
+                if (typeof text !== "string") return undefined
+                try {
+                  return JSON.parse(text)
+                } catch {
+                  return undefined
+                }
+              }
+              out.push(Summary.make({
+                header: decoded.header,
+                lastTime: typeof row["last_time"] === "number" ? row["last_time"] : undefined,
+                lastTurn: Summary.turnOf({ type: "turn/start", data: parse(row["last_turn_start"]) }),
+                firstPrompt: Summary.promptOf({ type: "user/message", data: parse(row["first_user"]) })
+              }))
+            }
+            return out.sort(Summary.order)
+          }
+        )
+      )
+
+    const isStored = (id: string) =>
+      autocommit((run) => Effect.map(run("SELECT 1 FROM sessions WHERE id = ?", [id]), (rows) => rows.length > 0))
+
+    const create = (input: SessionHeader): Effect.Effect<void, SessionError.SessionError> =>
+      Effect.gen(function*() {
+        const header = yield* Records.validateHeader(input)
+        yield* serialized(header.id)(Effect.gen(function*() {
+          if (entries.has(header.id) || (yield* isStored(header.id))) {
+            return yield* Effect.fail(
+              SessionError.make(
+                "SESSION_ALREADY_EXISTS",
+                `session ${JSON.stringify(header.id)} already exists; load or resume it instead`,
+                { sessionId: header.id }
+              )
+            )
+          }
+          entries.set(header.id, { header, stored: false })
+        }))
+      })
+
+    const lock = (id: SessionId) =>
+      Effect.gen(function*() {
+        if (!entries.has(id) && !(yield* isStored(id))) return yield* Effect.fail(notFound(id))
+        yield* Lock.acquire(lockStoreOutside(id), id)
+      })
+
+    return SessionPersistence.of({
+      locate: () => undefined,
+      create,
+      append: (id, events) => (events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events))),
+      load: (id) => serialized(id)(transaction((run) => loadIn(run, id))),
+      list,
+      exists: isStored,
+      lock
+    })
+  })
+
+/**
+ * The SQLite backend as a Layer (opens the database, creating its directory).
+ *
+ * @example
+ * ```ts
+ * import * as Sqlite from "effect-harness/Session/persistence/Sqlite"
+ * const Persistence = Sqlite.layer({ filename: "/var/lib/my-agent/sessions.sqlite" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<SessionPersistence, SessionError.SessionError | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const filename = options.filename ?? (yield* DataDir.sqliteFile)
+      if (filename !== ":memory:") {
+        const dir = path.dirname(path.resolve(filename))
+        yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeDirectory(dir, { recursive: true })).pipe(
+          Effect.provide(NodeFileSystem.layer),
+          Effect.mapError((e) => SessionError.make("IO", `create directory ${dir}: ${e.message}`, { file: dir, cause: e }))
+        )
+      }
+      return Layer.effect(SessionPersistence, make({ filename })).pipe(
+        Layer.provide(SqliteClient.layer({ filename }))
+      )
+    })
+  )
