@@ -13,6 +13,7 @@ import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import * as IdEncoding from "../../src/Session/persistence/IdEncoding.js"
 import * as Jsonl from "../../src/Session/persistence/Jsonl.js"
+import * as Memory from "../../src/Session/persistence/Memory.js"
 import * as Sqlite from "../../src/Session/persistence/Sqlite.js"
 import type { Storage, Subject } from "./persistenceContract.js"
 
@@ -109,4 +110,17 @@ export const sqliteStorage = (filename: string): Storage => {
 export const sqlite: Subject = {
   name: "Sqlite",
   storage: Effect.map(tempDir("harness-sqlite-"), (dir) => sqliteStorage(path.join(dir, "sessions.sqlite")))
+}
+
+/** The in-memory subject (one shared `Storage` per test plays the disk). */
+export const memory: Subject = {
+  name: "Memory",
+  storage: Effect.sync((): Storage => {
+    const storage = Memory.makeStorage()
+    return {
+      open: Memory.make(storage),
+      raw: (h, records) => Effect.sync(() => Memory.plant(storage, h, records)),
+      dump: (id) => Effect.sync(() => Memory.dump(storage, id))
+    }
+  })
 }

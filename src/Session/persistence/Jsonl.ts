@@ -23,11 +23,13 @@
  * (`Records.scan`), then the repair scan (`Repair.repair`). A torn tail is truncated and the
  * closers appended and fsynced before `load` returns; an unloadable log is never written to.
  *
- * Locks (DEC-4): `lock(id)` creates `<log>.jsonl.lock` holding `{pid, hostname, token,
- * acquiredAt}` (protocol in `Lock`). `append` and `load` (which may repair) fail
+ * Locks (DEC-4): `lock(id)` creates `<root>/locks/<encoded id>.lock` holding `{pid, hostname,
+ * token, acquiredAt}` (protocol in `Lock`). `append` and `load` (which may repair) fail
  * `SESSION_LOCKED` while another live writer holds the lock; `list` and `exists` never look at it.
- * [DECISION] `lock` of an id that is neither created in this instance nor stored fails
- * `SESSION_NOT_FOUND` (the lock file lives beside the log, whose place needs the header's cwd).
+ * [DECISION] The lock is per id under the root, not beside the log: a writer locks before it
+ * creates (the header's cwd, hence the log's bucket, may not be known yet), and two processes
+ * creating the same id for different cwds contend on the same lock. Locking an id that is not
+ * stored yet is allowed (it reserves the id).
  *
  * `list` (D-6) reads, per log, the header line, the first 64 KiB to find the first prompt (up to
  * 1 MiB when the first `user/message` is further down) and the last 64 KiB backwards until it has
@@ -277,7 +279,8 @@ export const make = (
         return undefined
       })
 
-    const lockStore = (file: string) => Lock.fileStore(fs, `${file}.lock`)
+    const locksDir = path.join(root, "locks")
+    const lockStore = (encoded: string) => Lock.fileStore(fs, path.join(locksDir, `${encoded}.lock`))
 
     const fsyncDirectory = (dir: string) =>
       Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(
@@ -300,7 +303,7 @@ export const make = (
           if (entries.get(id)?.stored === true) entries.delete(id)
           return yield* Effect.fail(notFound(id))
         }
-        yield* Lock.check(lockStore(file), id)
+        yield* Lock.check(lockStore(yield* encodeId(id)), id)
         const bytes = yield* fs.readFile(file).pipe(
           Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
           Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(file, "read")(e)))
@@ -412,7 +415,7 @@ export const make = (
           }
         }
         const events = yield* Records.validateBatch(id, input, entry.nextSeq)
-        yield* Lock.check(lockStore(entry.path), id)
+        yield* Lock.check(lockStore(yield* encodeId(id)), id)
         if (entry.stored) yield* appendWrite(entry, events)
         else yield* firstWrite(entry, events)
       })
@@ -561,13 +564,9 @@ export const make = (
 
     const lock = (id: SessionId) =>
       Effect.gen(function*() {
-        yield* encodeId(id)
-        const entry = entries.get(id)
-        const file = entry !== undefined && !entry.stored ? entry.path : yield* findStored(id)
-        if (file === undefined) return yield* Effect.fail(notFound(id))
-        const dir = path.dirname(file)
-        yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(ioError(dir, "create directory")))
-        yield* Lock.acquire(lockStore(file), id)
+        const encoded = yield* encodeId(id)
+        yield* fs.makeDirectory(locksDir, { recursive: true }).pipe(Effect.mapError(ioError(locksDir, "create directory")))
+        yield* Lock.acquire(lockStore(encoded), id)
       })
 
     return SessionPersistence.of({

@@ -118,6 +118,8 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
   Effect.sync(() => {
     /** intents and adopted sessions of this instance */
     const tracked = new Map<string, SessionHeader>()
+    /** ids created here and not yet written: a stored log under such an id is someone else's (D-8) */
+    const intents = new Set<string>()
 
     const loadSync = (id: string): Either.Either<Loaded, SessionError.SessionError> => {
       const stored = storage.sessions.get(id)
@@ -158,6 +160,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
       for (const c of closers) stored.records.push(Records.encodeEvent(c))
       const events = Either.getOrThrow(Json.snapshot([...result.events, ...closers])) as unknown as ReadonlyArray<SessionEvent>
       tracked.set(id, decoded.header)
+      intents.delete(id)
       return Either.right({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
     }
 
@@ -176,12 +179,20 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
             ))
           }
           tracked.set(id, valid.right)
+          intents.add(id)
           return Effect.void
         }),
       append: (id, events) =>
         Effect.suspend(() => {
           if (events.length === 0) return Effect.void
           let stored = storage.sessions.get(id)
+          if (stored !== undefined && intents.has(id)) {
+            return Effect.fail(SessionError.make(
+              "SESSION_ALREADY_EXISTS",
+              `session ${JSON.stringify(id)} was stored by another writer meanwhile (load/resume it instead)`,
+              { sessionId: id }
+            ))
+          }
           if (stored !== undefined && !tracked.has(id)) {
             const adopted = loadSync(id)
             if (Either.isLeft(adopted)) return Effect.fail(adopted.left)
@@ -199,6 +210,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
           const lines = batch.right.map(Records.encodeEvent)
           if (stored === undefined) {
             storage.sessions.set(id, { header: JSON.stringify(Records.headerRecord(header)), records: lines })
+            intents.delete(id)
           } else {
             for (const line of lines) stored.records.push(line)
           }

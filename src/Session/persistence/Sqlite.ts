@@ -26,8 +26,8 @@
  * seq is not its position (a gap) or whose JSON does not parse ends the preserved prefix. Errors
  * name the database file and, as `line`, the 1-based position of the offending row in seq order.
  *
- * `locate` → `undefined` (no per-session path). `lock` of an id that is neither created in this
- * instance nor stored fails `SESSION_NOT_FOUND`, as in the JSONL backend. `list` reads, per session,
+ * `locate` → `undefined` (no per-session path). Locking an id that is not stored yet is allowed (a
+ * writer locks before it creates; the row reserves the id). `list` reads, per session,
  * the header row, the last event's time, the last `turn/start` and the first `user/message`
  * (index range scans on the primary key, not whole logs).
  *
@@ -431,11 +431,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
         }))
       })
 
-    const lock = (id: SessionId) =>
-      Effect.gen(function*() {
-        if (!entries.has(id) && !(yield* isStored(id))) return yield* Effect.fail(notFound(id))
-        yield* Lock.acquire(lockStoreOutside(id), id)
-      })
+    const lock = (id: SessionId) => Lock.acquire(lockStoreOutside(id), id)
 
     return SessionPersistence.of({
       locate: () => undefined,

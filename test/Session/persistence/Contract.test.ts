@@ -1,5 +1,6 @@
 import { contract } from "../../support/persistenceContract.js"
-import { jsonl, sqlite } from "../../support/persistenceSubjects.js"
+import { jsonl, memory, sqlite } from "../../support/persistenceSubjects.js"
 
 contract(jsonl)
 contract(sqlite)
+contract(memory)
