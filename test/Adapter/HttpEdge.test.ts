@@ -1,0 +1,104 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import { build } from "esbuild"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import * as HttpEdge from "../../src/Adapter/HttpEdge.js"
+import * as FakeProvider from "../support/FakeProvider.js"
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name: string; version: string; homepage: string }
+
+const post = (client: HttpClient.HttpClient, url: string, headers: Record<string, string> = {}) =>
+  HttpEdge.stream(client, {
+    provider: "test",
+    url,
+    headers: HttpEdge.mergeHeaders([headers]),
+    auth: { scheme: "bearer", key: Redacted.make("k-123456") },
+    body: { hello: "wörld" }
+  }).pipe(Stream.decodeText(), Stream.runCollect, Effect.map((c) => Chunk.join(c, "")))
+
+describe("HttpEdge", () => {
+  it("[DEC-8, C-6] the user-agent is effect-harness/<version> (+<homepage>) from package.json", () => {
+    expect(HttpEdge.identity).toEqual({ product: pkg.name, version: pkg.version, homepage: pkg.homepage })
+    expect(HttpEdge.userAgent).toBe(`${pkg.name}/${pkg.version} (+${pkg.homepage})`)
+    expect(HttpEdge.userAgent).toMatch(/^effect-harness\/\S+ \(\+https?:\/\/\S+\)$/)
+  })
+
+  it("[C-6] merged headers are lower-cased, later sets win, the attribution wins over any casing", () => {
+    const merged = HttpEdge.mergeHeaders([
+      { Accept: "a", "User-Agent": "x" },
+      undefined,
+      { accept: "b", "USER-AGENT": "y", "X-Extra": "1" }
+    ])
+    expect(merged).toEqual({ accept: "b", "x-extra": "1", "user-agent": HttpEdge.userAgent })
+    expect(HttpEdge.mergeHeaders([], "custom/1 (+https://c)")["user-agent"]).toBe("custom/1 (+https://c)")
+  })
+
+  it("joinUrl and scrub", () => {
+    expect(HttpEdge.joinUrl("https://h/v1/", "/chat/completions")).toBe("https://h/v1/chat/completions")
+    expect(HttpEdge.joinUrl("https://h", "v1/messages")).toBe("https://h/v1/messages")
+    expect(HttpEdge.scrub("key sk-1 and sk-1 again", ["sk-1", ""])).toBe("key <redacted> and <redacted> again")
+  })
+
+  for (const [name, layer] of [["undici", NodeHttpClient.layerUndici], ["fetch", FetchHttpClient.layer]] as const) {
+    it.scopedLive(`AC-5 [C-6] the attribution header and JSON body reach the wire over ${name}`, () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeProvider.make({ replies: [FakeProvider.sse("data: x\n\n")] })
+        const client = yield* HttpClient.HttpClient
+        const text = yield* post(client, `${fake.url}/p`, { "User-Agent": "curl/8" })
+        expect(text).toBe("data: x\n\n")
+        const [received] = yield* fake.requests
+        expect(received?.headers["user-agent"]).toBe(HttpEdge.userAgent)
+        expect(received?.headers["authorization"]).toBe("Bearer k-123456")
+        expect(received?.headers["content-type"]).toBe("application/json")
+        expect(received?.body).toEqual({ hello: "wörld" })
+        expect(Object.keys(received?.headers ?? {}).filter((h) => h === "http-referer" || h === "x-title" || h.startsWith("x-openrouter-")))
+          .toEqual([])
+      }).pipe(Effect.provide(layer)))
+  }
+
+  it.scopedLive("a body that is not JSON-serializable is a typed INVALID_REQUEST, nothing is sent", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeProvider.make()
+      const client = yield* HttpClient.HttpClient
+      const cyclic: Record<string, unknown> = {}
+      cyclic["self"] = cyclic
+      const error = yield* HttpEdge.stream(client, { provider: "t", url: fake.url, headers: {}, body: cyclic }).pipe(
+        Stream.runDrain,
+        Effect.flip
+      )
+      expect(error.code).toBe("INVALID_REQUEST")
+      expect((yield* fake.requests).length).toBe(0)
+      const invalid = yield* HttpEdge.stream(client, { provider: "t", url: "not a url", headers: {}, body: {} }).pipe(
+        Stream.runDrain,
+        Effect.flip
+      )
+      expect(invalid.code).toBe("INVALID_REQUEST")
+    }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.live("[DEC-8] the identity is inlined by the esbuild bundle (no package.json needed at run time)", () =>
+    Effect.gen(function*() {
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => mkdtempSync(join(tmpdir(), "harness-bundle-"))),
+        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+      )
+      const entry = join(dir, "entry.ts")
+      writeFileSync(entry, `export { userAgent } from ${JSON.stringify(join(root, "src/Adapter/HttpEdge.ts"))}\n`)
+      const outfile = join(dir, "bundle.mjs")
+      yield* Effect.promise(() =>
+        build({ entryPoints: [entry], bundle: true, platform: "node", format: "esm", outfile, logLevel: "silent" })
+      )
+      expect(readFileSync(outfile, "utf8")).toContain(pkg.homepage) // inlined, not read at run time
+      const mod = yield* Effect.promise(() => import(pathToFileURL(outfile).href) as Promise<{ userAgent: string }>)
+      expect(mod.userAgent).toBe(HttpEdge.userAgent)
+    }).pipe(Effect.scoped))
+})
