@@ -69,7 +69,7 @@ export interface Session {
   readonly events: Effect.Effect<ReadonlyArray<SessionEvent>>
   /** The seq the next append will get. */
   readonly nextSeq: Effect.Effect<number>
-  /** The next turn number: last `turn/start` turn + 1, or 0 (S-17). */
+  /** The next turn number (S-17): the last `turn/start` turn (0 if none) + 1. */
   readonly nextTurn: Effect.Effect<number>
   /** The live surface. */
   readonly surface: Effect.Effect<SurfaceView>
@@ -81,6 +81,11 @@ export interface Session {
   readonly observe: (observer: Observer) => Effect.Effect<void, never, Scope.Scope>
   /** Every event committed after subscription, in seq order (publish-after-commit `PubSub`). */
   readonly changes: Stream.Stream<SessionEvent>
+  /**
+   * Subscribes now (the subscription exists when this returns) to every event committed from
+   * then on, in seq order, for the lifetime of the scope.
+   */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<SessionEvent>, never, Scope.Scope>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -165,7 +170,7 @@ const nextTurnOf = (events: ReadonlyArray<SessionEvent>): number => {
     const e = events[i] as SessionEvent
     if (e.type === "turn/start") return e.data.turn + 1
   }
-  return 0
+  return 1
 }
 
 /**
@@ -329,7 +334,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
             state.observers = state.observers.filter((e) => e !== entry)
           })
         )),
-      changes: Stream.fromPubSub(pubsub)
+      changes: Stream.fromPubSub(pubsub),
+      subscribe: PubSub.subscribe(pubsub)
     }
     return session
   })
