@@ -397,11 +397,13 @@ const withDeadline = <A, E>(
       )
     )
     return yield* Effect.acquireUseRelease(
-      Effect.fork(watcher),
+      // forked from an uninterruptible acquire: the watcher must be interruptible itself
+      Effect.fork(Effect.interruptible(watcher)),
       () =>
         Effect.flatMap(body(child), (result) =>
           Effect.map(Ref.get(deadline), (timedOut) =>
-            Option.isNone(result) && timedOut ? Either.left("timeout" as const) : Either.right(result))),
+            // T-15: when THIS deadline fired the result is replaced, even if the body cooperated
+            timedOut ? Either.left("timeout" as const) : Either.right(result))),
       (fiber) => Fiber.interrupt(fiber)
     )
   })

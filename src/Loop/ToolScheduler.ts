@@ -301,7 +301,9 @@ export const runBatch = (input: BatchInput): Effect.Effect<BatchOutcome, ToolSch
       const link = yield* Effect.fork(
         Effect.interruptible(Effect.flatMap(StepSignal.await_(input.signal), (r) => StepSignal.abort(signal, r)))
       )
-      const fiber = yield* Effect.fork(Effect.interruptible(core(input, signal)))
+      // a daemon: an interrupt signal sent to this fiber must not reach the core (children of a
+      // fiber are interrupted with it); the core is always awaited below, so it never leaks
+      const fiber = yield* Effect.forkDaemon(Effect.interruptible(core(input, signal)))
       const exit = yield* restore(Fiber.await(fiber)).pipe(
         Effect.onInterrupt(() =>
           Effect.zipRight(
