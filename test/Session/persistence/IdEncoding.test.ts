@@ -1,0 +1,56 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as IdEncoding from "../../../src/Session/persistence/IdEncoding.js"
+
+const enc = (id: string) => Either.getOrThrow(IdEncoding.encode(id))
+
+// ids biased towards the interesting units: kept chars, `~`, `.`, separators, surrogates
+const idArb = FastCheck.oneof(
+  FastCheck.string16bits({ minLength: 1, maxLength: 30 }),
+  FastCheck.stringOf(FastCheck.constantFrom("a", "Z", "0", ".", "-", "_", "~", "/", "\\", "\u0000", "é", "\ud83d", "\ude00"), {
+    minLength: 1,
+    maxLength: 12
+  })
+)
+
+describe("IdEncoding [D-9]", () => {
+  it("keeps [A-Za-z0-9._-], escapes everything else and `~` as ~xxxx, fully escapes . and ..", () => {
+    expect(enc("abc-DEF_0.9")).toBe("abc-DEF_0.9")
+    expect(enc("a/b")).toBe("a~002fb")
+    expect(enc("~")).toBe("~007e")
+    expect(enc("é😀")).toBe("~00e9~d83d~de00")
+    expect(enc(".")).toBe("~002e")
+    expect(enc("..")).toBe("~002e~002e")
+    expect(enc("...")).toBe("...")
+    expect(enc("../etc/passwd")).toBe("..~002fetc~002fpasswd")
+    expect(IdEncoding.encode("")).toEqual(Either.left("empty"))
+    expect(IdEncoding.encode("/".repeat(60))).toEqual(Either.left("too-long"))
+  })
+
+  it.prop("decode(encode(id)) === id: injective", [idArb], ([id]) => {
+    const name = enc(id)
+    expect(IdEncoding.decode(name)).toBe(id)
+  }, { fastCheck: { numRuns: 2000 } })
+
+  it.prop("distinct ids never share a name", [idArb, idArb], ([a, b]) => {
+    FastCheck.pre(a !== b)
+    expect(enc(a)).not.toBe(enc(b))
+  }, { fastCheck: { numRuns: 2000 } })
+
+  it.prop("traversal-proof: one plain path component, never . or ..", [idArb], ([id]) => {
+    const name = enc(id)
+    expect(name).toMatch(/^[A-Za-z0-9._~-]+$/)
+    expect(name).not.toBe(".")
+    expect(name).not.toBe("..")
+  }, { fastCheck: { numRuns: 2000 } })
+
+  it("decode rejects names encode cannot produce", () => {
+    expect(IdEncoding.decode("a~0061")).toBeUndefined() // escaped kept unit
+    expect(IdEncoding.decode("a~00")).toBeUndefined()
+    expect(IdEncoding.decode("a~00E9")).toBeUndefined() // upper-case hex
+    expect(IdEncoding.decode("a b")).toBeUndefined()
+    expect(IdEncoding.decode("..")).toBeUndefined()
+    expect(IdEncoding.decode("")).toBeUndefined()
+  })
+})
