@@ -1,6 +1,7 @@
 /**
  * Provider adapters: SSE decoding, the shared HTTP edge, the OpenAI-compatible chat-completions
- * adapter (DeepSeek, OpenAI, any compatible server) and the Anthropic Messages adapter.
+ * adapter (DeepSeek, OpenAI, any compatible server), the Anthropic Messages adapter and the
+ * keyless scripted adapter.
  *
  * @since 0.1.0
  */
@@ -25,6 +26,13 @@ export * as HttpEdge from "./HttpEdge.js"
  * @since 0.1.0
  */
 export * as OpenAiCompatible from "./OpenAiCompatible.js"
+
+/**
+ * A keyless scripted adapter for tests and the offline demo.
+ *
+ * @since 0.1.0
+ */
+export * as Scripted from "./Scripted.js"
 
 /**
  * Server-sent events decoding and the translation driver.
