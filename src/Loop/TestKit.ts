@@ -33,6 +33,8 @@ import * as Llm from "../Llm/Llm.js"
 import type { GenerateOptions, Message } from "../Llm/Message.js"
 import type { RegistryError } from "../Llm/LlmError.js"
 import type { SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
+import type * as SessionPersistence from "../Session/SessionPersistence.js"
+import * as SessionStore from "../Session/SessionStore.js"
 import * as Agent from "./Agent.js"
 import type { AgentError } from "./AgentControl.js"
 import * as Hooks from "./Hooks.js"
@@ -59,6 +61,8 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>> {
   readonly identity?: boolean
   /** the scripted adapter's route (default `"scripted"`) */
   readonly provider?: string
+  /** the persistence backend under the session store (default: in memory) */
+  readonly persistence?: Layer.Layer<SessionPersistence.SessionPersistence>
 }
 
 /**
@@ -97,7 +101,9 @@ export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
       ...(options.tools === undefined ? {} : { tools: options.tools }),
       ...(options.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: options.maxParallelToolCalls })
     }),
-    Sessions.layerMemory
+    options.persistence === undefined
+      ? Sessions.layerMemory
+      : SessionStore.layer.pipe(Layer.provide(options.persistence))
   )
   const scripted = Scripted.layerLlm(options.script, options.provider === undefined ? {} : { provider: options.provider })
   return Layer.provideMerge(Layer.merge(Agent.layer, scripted), base)

@@ -3,10 +3,16 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as ContentBlock from "../../src/Llm/ContentBlock.js"
+import * as Memory from "../../src/Session/persistence/Memory.js"
 import type { Session } from "../../src/Session/Session.js"
+import * as SessionError from "../../src/Session/SessionError.js"
+import * as SessionPersistence from "../../src/Session/SessionPersistence.js"
 import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 import * as Tool from "../../src/Loop/Tool.js"
 
@@ -48,3 +54,52 @@ export const tool = <E, R>(
     ...(options.parallel === true ? { isConcurrencySafe: () => true } : {}),
     execute: body
   })
+
+/**
+ * A controllable persistence backend over the in-memory one: `failNext(n)` makes the next n
+ * appends (flush drains) fail with `IO`; `holdNext(n)` makes the next n appends wait until the
+ * test releases them (`held` yields one release handle per held append, in order).
+ */
+export interface Gate {
+  readonly layer: Layer.Layer<SessionPersistence.SessionPersistence>
+  readonly failNext: (n: number) => Effect.Effect<void>
+  readonly holdNext: (n: number) => Effect.Effect<void>
+  /** waits for the next held append; completing the Deferred lets it proceed */
+  readonly held: Effect.Effect<Deferred.Deferred<void>>
+  /** number of appends that reached the backend (including failed ones) */
+  readonly appends: Effect.Effect<number>
+}
+
+export const makeGate: Effect.Effect<Gate> = Effect.gen(function*() {
+  const failures = yield* Ref.make(0)
+  const holds = yield* Ref.make(0)
+  const count = yield* Ref.make(0)
+  const held = yield* Queue.unbounded<Deferred.Deferred<void>>()
+  const layer = Layer.effect(
+    SessionPersistence.SessionPersistence,
+    Effect.map(Memory.make(), (inner): SessionPersistence.Service => ({
+      ...inner,
+      append: (id, events) =>
+        Effect.gen(function*() {
+          yield* Ref.update(count, (n) => n + 1)
+          const fail = yield* Ref.modify(failures, (n) => [n > 0, n > 0 ? n - 1 : 0] as const)
+          if (fail) return yield* Effect.fail(SessionError.make("IO", "gate: injected flush failure"))
+          const hold = yield* Ref.modify(holds, (n) => [n > 0, n > 0 ? n - 1 : 0] as const)
+          if (hold) {
+            const release = yield* Deferred.make<void>()
+            yield* Queue.offer(held, release)
+            yield* Deferred.await(release)
+          }
+          return yield* inner.append(id, events)
+        })
+    }))
+  )
+  const gate: Gate = {
+    layer,
+    failNext: (n) => Ref.set(failures, n),
+    holdNext: (n) => Ref.set(holds, n),
+    held: Queue.take(held),
+    appends: Ref.get(count)
+  }
+  return gate
+})

@@ -1,16 +1,21 @@
 /**
- * Internal: how the agent factory obtains its live session and flush checkpoint.
+ * Internal: how the agent factory obtains its live session and its flush checkpoint, over the
+ * `SessionStore` (L-7, D-7, D-12).
  *
- * TEMPORARY: until `SessionStore` lands this creates bare in-memory sessions with a no-op flush.
+ * - `New` → `SessionStore.create` (id `<label>-session-<uuid>` when none given); source `startup`.
+ * - `Auto` (an explicit id) → resume when stored (`open`), else create; `resume` / `startup`.
+ * - `Resume` → `open`: requires stored history (`SESSION_NOT_FOUND` otherwise); source `resume`.
+ * - `Fork` → `SessionStore.fork`; source `startup`.
  *
  * @since 0.1.0
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as Session from "../../Session/Session.js"
+import type * as Session from "../../Session/Session.js"
 import type { SessionError } from "../../Session/SessionError.js"
+import * as SessionStore from "../../Session/SessionStore.js"
 
 export type Choice =
   | { readonly _tag: "New"; readonly id?: string; readonly cwd?: string }
@@ -24,25 +29,42 @@ export interface Acquired {
   readonly flush: Effect.Effect<void, SessionError>
 }
 
-export type Requirements = never
+export type Requirements = SessionStore.SessionStore
+
+export type Provided = SessionStore.SessionStore
 
 export interface Sessions {
   readonly acquire: (choice: Choice, label: string) => Effect.Effect<Acquired, SessionError, Scope.Scope>
 }
 
-export const make: Effect.Effect<Sessions, never, Requirements> = Effect.succeed({
-  acquire: (choice, label) =>
-    Effect.gen(function*() {
-      const id = choice._tag === "Fork" ? choice.id : choice.id
-      const cwd = choice._tag === "New" || choice._tag === "Auto" ? choice.cwd : undefined
-      const session = yield* Session.make({
-        id: id ?? `${label}-session-${crypto.randomUUID()}`,
-        ...(cwd === undefined ? {} : { cwd })
-      })
-      return { session, source: "startup" as const, flush: Effect.void }
-    })
+export const make: Effect.Effect<Sessions, never, Requirements> = Effect.map(SessionStore.SessionStore, (store) => {
+  const acquired = (session: Session.Session, source: "startup" | "resume"): Acquired => ({
+    session,
+    source,
+    flush: store.flush(session.id)
+  })
+  const create = (id: string, cwd: string | undefined) =>
+    Effect.map(store.create({ id, ...(cwd === undefined ? {} : { cwd }) }), (s) => acquired(s, "startup"))
+  return {
+    acquire: (choice, label) => {
+      switch (choice._tag) {
+        case "New":
+          return Effect.flatMap(
+            choice.id === undefined ? Effect.sync(() => `${label}-session-${crypto.randomUUID()}`) : Effect.succeed(choice.id),
+            (id) => create(id, choice.cwd)
+          )
+        case "Auto":
+          return store.open(choice.id).pipe(
+            Effect.map((s) => acquired(s, "resume")),
+            Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND", () => create(choice.id, choice.cwd))
+          )
+        case "Resume":
+          return Effect.map(store.open(choice.id), (s) => acquired(s, "resume"))
+        case "Fork":
+          return Effect.map(store.fork(choice.from, choice.boundary, choice.id), (s) => acquired(s, "startup"))
+      }
+    }
+  }
 })
 
-export type Provided = never
-
-export const layerMemory: Layer.Layer<never> = Layer.empty
+export const layerMemory: Layer.Layer<Provided> = SessionStore.layerMemory
