@@ -283,6 +283,23 @@ describe("ToolScheduler", () => {
       expect(events[0]).toMatchObject({ type: "tool/call", data: { turn: 1, step: 1, callId: "a", name: "par", arguments: `{"id":"a"}` } })
     }).pipe(Effect.scoped, Effect.provide(layerOf([]))))
 
+  it.effect("AC-72 [L-17] cancel from an assistant/message observer → the tool never runs; synthetic ABORTED pair", () =>
+    Effect.gen(function*() {
+      const k = yield* controlled
+      const r = yield* rig
+      yield* ToolRuntime.registerTool(k.make("ex", false, false))
+      yield* r.session.observe((event) => event.type === "assistant/message" ? r.agent.cancel("observer") : Effect.void)
+      const outcome = yield* runCalls(r, [c("c1", "ex")], yield* ToolRuntime.view())
+      expect(outcome.aborted).toBe(true)
+      expect(yield* k.events).toEqual([])
+      const events = yield* batchEvents(r)
+      expect(shape(events)).toEqual(["call c1", "result c1"])
+      expect(isSynthetic(events, "c1")).toBe(true)
+      // the next request would carry the error tool-result (S-14)
+      const messages = yield* r.session.deriveMessages
+      expect(messages[messages.length - 1]?.content[0]).toMatchObject({ type: "tool-result", toolCallId: "c1", isError: true })
+    }).pipe(Effect.scoped, Effect.provide(layerOf([]))))
+
   it.effect("AC-99 [L-17] abort during ordered pre-execute → later siblings never start", () =>
     Effect.gen(function*() {
       const k = yield* controlled
