@@ -26,8 +26,10 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type { SessionId } from "../Llm/Message.js"
 import * as Fork from "./Fork.js"
 import * as Memory from "./persistence/Memory.js"
@@ -154,6 +156,15 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
         )
     ).pipe(Effect.map((entry) => entry.session))
 
+  /**
+   * Runs `body` in a child of the caller's scope that is closed at once when `body` fails (so a
+   * lock taken before a later step fails is released), else when the caller's scope closes.
+   */
+  const guarded = <A>(body: Effect.Effect<A, SessionError, Scope.Scope>): Effect.Effect<A, SessionError, Scope.Scope> =>
+    Effect.flatMap(Effect.scope, (parent) =>
+      Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
+        Effect.onError(Scope.extend(body, child), (cause) => Scope.close(child, Exit.failCause(cause)))))
+
   const create = (options: CreateOptions = {}) =>
     Effect.gen(function*() {
       const id = options.id ?? (yield* Effect.sync(() => crypto.randomUUID()))
@@ -170,13 +181,15 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       }
       // validates the header before anything is recorded
       yield* Session.make({ header })
-      yield* persistence.lock(header.id)
-      yield* persistence.create(header)
-      return yield* register(header, (onCommit) => Session.make({ header, onCommit }), [])
+      return yield* guarded(Effect.gen(function*() {
+        yield* persistence.lock(header.id)
+        yield* persistence.create(header)
+        return yield* register(header, (onCommit) => Session.make({ header, onCommit }), [])
+      }))
     })
 
   const open = (id: string) =>
-    Effect.gen(function*() {
+    guarded(Effect.gen(function*() {
       yield* persistence.lock(id as SessionId)
       const loaded = yield* persistence.load(id as SessionId)
       return yield* register(
@@ -184,18 +197,20 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
         (onCommit) => Session.make({ header: loaded.header, seed: loaded.events, onCommit }),
         []
       )
-    })
+    }))
 
   const fork = (source: Session.Session | string, boundary?: number, childId?: string) =>
     Effect.gen(function*() {
       const plan = yield* Fork.plan(registry, source, boundary, childId)
-      yield* persistence.lock(plan.header.id)
-      yield* persistence.create(plan.header)
-      return yield* register(
-        plan.header,
-        (onCommit) => Session.make({ header: plan.header, seed: plan.seed, onCommit }),
-        plan.seed
-      )
+      return yield* guarded(Effect.gen(function*() {
+        yield* persistence.lock(plan.header.id)
+        yield* persistence.create(plan.header)
+        return yield* register(
+          plan.header,
+          (onCommit) => Session.make({ header: plan.header, seed: plan.seed, onCommit }),
+          plan.seed
+        )
+      }))
     })
 
   const entryOf = (id: string) =>

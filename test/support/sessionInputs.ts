@@ -80,7 +80,7 @@ export const appendAll = (session: Session.Session, inputs: ReadonlyArray<Append
   Effect.forEach(inputs, (input) => session.append(input))
 
 /** Runs `effect`, expects it to fail with `code`, returns the error. */
-export const failsWith = <A>(effect: Effect.Effect<A, SessionError>, code: SessionErrorCode) =>
+export const failsWith = <A, R>(effect: Effect.Effect<A, SessionError, R>, code: SessionErrorCode) =>
   Effect.map(Effect.either(effect), (r) => {
     if (Either.isRight(r)) throw new Error(`expected ${code}, got success`)
     if (r.left.code !== code) throw new Error(`expected ${code}, got ${r.left.code}: ${r.left.message}`)
