@@ -7,8 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { build } from "esbuild"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import * as HttpEdge from "../../src/Adapter/HttpEdge.js"
@@ -85,19 +84,33 @@ describe("HttpEdge", () => {
       expect(invalid.code).toBe("INVALID_REQUEST")
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
 
-  it.live("[DEC-8] the identity is inlined by the esbuild bundle (no package.json needed at run time)", () =>
+  it.live("[DEC-8] the identity is inlined by an esbuild bundle (package.json is not read at run time)", () =>
     Effect.gen(function*() {
       const dir = yield* Effect.acquireRelease(
-        Effect.sync(() => mkdtempSync(join(tmpdir(), "harness-bundle-"))),
+        // inside the repository, so the external `effect` packages resolve from node_modules
+        Effect.sync(() => {
+          mkdirSync(join(root, "node_modules/.cache"), { recursive: true })
+          return mkdtempSync(join(root, "node_modules/.cache/harness-bundle-"))
+        }),
         (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
       )
       const entry = join(dir, "entry.ts")
       writeFileSync(entry, `export { userAgent } from ${JSON.stringify(join(root, "src/Adapter/HttpEdge.ts"))}\n`)
       const outfile = join(dir, "bundle.mjs")
       yield* Effect.promise(() =>
-        build({ entryPoints: [entry], bundle: true, platform: "node", format: "esm", outfile, logLevel: "silent" })
+        build({
+          entryPoints: [entry],
+          bundle: true,
+          packages: "external",
+          platform: "node",
+          format: "esm",
+          outfile,
+          logLevel: "silent"
+        })
       )
-      expect(readFileSync(outfile, "utf8")).toContain(pkg.homepage) // inlined, not read at run time
+      const code = readFileSync(outfile, "utf8")
+      expect(code).toContain(pkg.homepage) // inlined, not read at run time
+      expect(code).not.toMatch(/from\s+["'][^"']*package\.json["']/)
       const mod = yield* Effect.promise(() => import(pathToFileURL(outfile).href) as Promise<{ userAgent: string }>)
       expect(mod.userAgent).toBe(HttpEdge.userAgent)
     }).pipe(Effect.scoped))
