@@ -35,6 +35,7 @@ import type { Outcome } from "./internal/Outcome.js"
 import * as ProcessGroup from "./internal/ProcessGroup.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
+import * as Tool from "../../Loop/Tool.js"
 
 /**
  * Default timeout (120 s).
@@ -247,3 +248,43 @@ export const runWith = (options: Options) =>
  * @category execution
  */
 export const run = runWith(defaultOptions)
+
+/**
+ * The `bash` tool with the given tunables (mutating: needs approval, see `Approval`; never
+ * concurrency-safe).
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const makeTool = (options: Options = defaultOptions): Tool.Tool<Workspace.Workspace> =>
+  Tool.make({
+    name,
+    description,
+    parameters,
+    presentCall: (args) => ({ card: "terminal", title: "bash", command: args.command }),
+    presentResult: (args, result) => {
+      const meta = result.meta
+      const exitCode = typeof meta === "object" && meta !== null && !Array.isArray(meta) &&
+          typeof (meta as { exitCode?: unknown }).exitCode === "number"
+        ? (meta as { exitCode: number }).exitCode
+        : undefined
+      const first = result.content[0]
+      const output = first !== undefined && first.type === "text" ? first.text : undefined
+      return {
+        card: "terminal",
+        title: "bash",
+        command: args.command,
+        ...(output !== undefined ? { output } : {}),
+        ...(exitCode !== undefined ? { exitCode } : {})
+      }
+    },
+    execute: (args) => runWith(options)(args)
+  })
+
+/**
+ * The `bash` tool with {@link defaultOptions}.
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const tool: Tool.Tool<Workspace.Workspace> = makeTool()

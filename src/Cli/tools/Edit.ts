@@ -23,6 +23,9 @@ import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
+import * as Tool from "../../Loop/Tool.js"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 
 /**
  * Largest file `edit` rewrites (16 MiB).
@@ -168,4 +171,26 @@ export const run = Effect.fn("Edit.run")(function*(params: Params) {
     }],
     meta: { path: display, replacements: count, firstLine }
   } satisfies Outcome
+})
+
+/**
+ * The `edit` tool (mutating: needs approval, see `Approval`).
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
+  name,
+  description,
+  parameters,
+  presentCall: (args) => ({
+    card: "diff",
+    title: `edit ${args.file_path}${args.replace_all === true ? " (all occurrences)" : ""}`,
+    path: args.file_path,
+    diff: [
+      ...args.old_string.split("\n").map((l) => `-${l}`),
+      ...args.new_string.split("\n").map((l) => `+${l}`)
+    ].join("\n")
+  }),
+  execute: (args) => run(args)
 })

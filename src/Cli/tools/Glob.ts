@@ -23,6 +23,8 @@ import type { Outcome } from "./internal/Outcome.js"
 import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
+import * as Tool from "../../Loop/Tool.js"
+import type * as FileSystem from "@effect/platform/FileSystem"
 
 /**
  * Most paths returned.
@@ -136,4 +138,23 @@ export const run = Effect.fn("Glob.run")(function*(params: Params) {
     content: [{ type: "text", text }],
     meta: { matches: sorted.length, shown: shown.length }
   } satisfies Outcome
+})
+
+/**
+ * The `glob` tool (read-only, concurrency-safe).
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
+  name,
+  description,
+  parameters,
+  isConcurrencySafe: () => true,
+  presentCall: (args) => ({
+    card: "generic",
+    title: `glob ${args.pattern}`,
+    ...(args.path !== undefined ? { subtitle: `in ${args.path}` } : {})
+  }),
+  execute: (args) => run(args)
 })

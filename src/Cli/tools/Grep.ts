@@ -24,6 +24,9 @@ import type { Outcome } from "./internal/Outcome.js"
 import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
+import * as Tool from "../../Loop/Tool.js"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 
 /**
  * Default number of matching lines returned.
@@ -208,4 +211,25 @@ export const run = Effect.fn("Grep.run")(function*(params: Params) {
   }
   if (incomplete) text += `\n\n[The search stopped after ${Walk.MAX_FILES} files; results may be incomplete.]`
   return { content: [{ type: "text", text }], meta: { matches: results.length, truncated: more } } satisfies Outcome
+})
+
+/**
+ * The `grep` tool (read-only, concurrency-safe).
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
+  name,
+  description,
+  parameters,
+  isConcurrencySafe: () => true,
+  presentCall: (args) => ({
+    card: "generic",
+    title: `grep /${args.pattern}/`,
+    ...(args.path !== undefined || args.glob !== undefined
+      ? { subtitle: [args.path, args.glob].filter((x) => x !== undefined).join(" ") }
+      : {})
+  }),
+  execute: (args) => run(args)
 })

@@ -19,6 +19,7 @@ import type { Outcome } from "./internal/Outcome.js"
 import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
+import * as Tool from "../../Loop/Tool.js"
 
 /**
  * Most entries listed.
@@ -103,4 +104,19 @@ export const run = Effect.fn("Ls.run")(function*(params: Params) {
     text += `\n\n[Showing ${shown.length} of ${names.length} entries.]`
   }
   return { content: [{ type: "text", text }] } satisfies Outcome
+})
+
+/**
+ * The `ls` tool (read-only, concurrency-safe).
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
+  name,
+  description,
+  parameters,
+  isConcurrencySafe: () => true,
+  presentCall: (args) => ({ card: "generic", title: `ls ${args.path ?? "."}` }),
+  execute: (args) => run(args)
 })

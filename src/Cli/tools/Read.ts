@@ -22,6 +22,8 @@ import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
+import * as Tool from "../../Loop/Tool.js"
+import type * as Path from "@effect/platform/Path"
 
 /**
  * Default and maximum number of lines returned by one call.
@@ -226,4 +228,25 @@ export const run = Effect.fn("Read.run")(function*(params: Params) {
     content: [{ type: "text", text }],
     meta: { path: display, startLine: offset, endLine, truncated: result.more }
   } satisfies Outcome
+})
+
+/**
+ * The `read` tool (read-only, concurrency-safe).
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
+  name,
+  description,
+  parameters,
+  isConcurrencySafe: () => true,
+  presentCall: (args) => ({
+    card: "generic",
+    title: `read ${args.file_path}`,
+    ...(args.offset !== undefined || args.limit !== undefined
+      ? { subtitle: `lines ${args.offset ?? 1}+${args.limit !== undefined ? ` (${args.limit})` : ""}` }
+      : {})
+  }),
+  execute: (args) => run(args)
 })

@@ -15,6 +15,9 @@ import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
+import * as Tool from "../../Loop/Tool.js"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 
 /**
  * The tool name.
@@ -86,4 +89,23 @@ export const run = Effect.fn("Write.run")(function*(params: Params) {
     }],
     meta: { path: display, created, bytes: bytes.length }
   } satisfies Outcome
+})
+
+/**
+ * The `write` tool (mutating: needs approval, see `Approval`).
+ *
+ * @since 0.1.0
+ * @category tools
+ */
+export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
+  name,
+  description,
+  parameters,
+  presentCall: (args) => ({
+    card: "diff",
+    title: `write ${args.file_path}`,
+    path: args.file_path,
+    diff: args.content.split("\n").map((l) => `+${l}`).join("\n")
+  }),
+  execute: (args) => run(args)
 })
