@@ -133,7 +133,13 @@ const overflowPatterns: ReadonlyArray<RegExp> = [
     "i"
   ),
   // Anthropic: "prompt is too long: 208310 tokens > 200000 maximum" (fixture anthropic/error-400-prompt-too-long)
-  /\bprompt\s+is\s+too\s+long:\s*\d+\s+tokens\s*>\s*\d+\s+maximum\b/i
+  /\bprompt\s+is\s+too\s+long:\s*\d+\s+tokens\s*>\s*\d+\s+maximum\b/i,
+  // llama.cpp-family servers: "Requested tokens (9000) exceed context window of 8192",
+  // "the request exceeds the available context size, try increasing it"
+  new RegExp(
+    `\\b(?:requested\\s+tokens|request|prompt|input)\\b${GAP}\\bexceeds?\\b${GAP}\\b(?:available\\s+)?context\\s+(?:window|size|length)\\b`,
+    "i"
+  )
 ]
 
 /**

@@ -201,17 +201,14 @@ describe("BlockAssembler", () => {
 // ---------------------------------------------------------------------------------------------
 // Properties
 
-type Plain =
-  | { readonly type: "text"; readonly text: string }
-  | { readonly type: "reasoning"; readonly text: string }
-  | { readonly type: "tool-call"; readonly id: string; readonly name: string; readonly arguments: string }
+type Plain = ContentBlock.TextBlock | ContentBlock.ReasoningBlock | ContentBlock.ToolCallBlock
 
 const blockArb: fc.Arbitrary<Plain> = fc.oneof(
   fc.record({ type: fc.constant("text" as const), text: fc.fullUnicodeString({ maxLength: 30 }) }),
   fc.record({ type: fc.constant("reasoning" as const), text: fc.fullUnicodeString({ maxLength: 30 }) }),
   fc.record({
     type: fc.constant("tool-call" as const),
-    id: fc.string({ minLength: 1, maxLength: 8 }),
+    id: fc.string({ minLength: 1, maxLength: 8 }).map(ContentBlock.callId),
     name: fc.string({ minLength: 1, maxLength: 8 }),
     arguments: fc.json({ maxDepth: 2 })
   })
