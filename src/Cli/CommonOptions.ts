@@ -1,0 +1,120 @@
+/**
+ * Options shared by `harness run` and `harness chat`, and how they turn into a {@link Setup} and a
+ * session choice.
+ *
+ * @since 0.1.0
+ */
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as NodePath from "node:path"
+import type * as Agent from "../Loop/Agent.js"
+import * as SessionStore from "../Session/SessionStore.js"
+import { CliError } from "./CliError.js"
+import { ExitCode } from "./ExitCode.js"
+import * as ProviderChoice from "./ProviderChoice.js"
+
+/**
+ * The shared options.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const options = {
+  provider: Options.choice("provider", ProviderChoice.providers).pipe(
+    Options.withDescription("model provider (default: from the API key in the environment, else the offline demo)"),
+    Options.optional
+  ),
+  model: Options.text("model").pipe(Options.withDescription("model id"), Options.optional),
+  baseUrl: Options.text("base-url").pipe(
+    Options.withDescription("provider base URL (any OpenAI-compatible server with --provider openai-compatible)"),
+    Options.optional
+  ),
+  script: Options.text("script").pipe(
+    Options.withDescription("JSON script for --provider scripted (see Adapter/Scripted)"),
+    Options.optional
+  ),
+  resume: Options.text("resume").pipe(Options.withDescription("resume the session with this id"), Options.optional),
+  continue: Options.boolean("continue").pipe(
+    Options.withAlias("c"),
+    Options.withDescription("continue the most recent session of this directory")
+  ),
+  cwd: Options.text("cwd").pipe(Options.withDescription("workspace root (default: current directory)"), Options.optional),
+  store: Options.choice("store", ["jsonl", "sqlite"] as const).pipe(
+    Options.withDescription("session storage backend"),
+    Options.withDefault("jsonl" as const)
+  ),
+  yes: Options.boolean("yes").pipe(
+    Options.withAlias("y"),
+    Options.withDescription("approve mutating tools (write, edit, bash) without asking")
+  )
+}
+
+/**
+ * The parsed shared options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Common {
+  readonly provider: Option.Option<ProviderChoice.ProviderName>
+  readonly model: Option.Option<string>
+  readonly baseUrl: Option.Option<string>
+  readonly script: Option.Option<string>
+  readonly resume: Option.Option<string>
+  readonly continue: boolean
+  readonly cwd: Option.Option<string>
+  readonly store: "jsonl" | "sqlite"
+  readonly yes: boolean
+}
+
+/**
+ * The absolute workspace root.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const cwdOf = (common: Common): string => NodePath.resolve(Option.getOrElse(common.cwd, () => process.cwd()))
+
+/**
+ * The session the agent runs over: `--resume <id>`, `--continue` (latest stored session whose
+ * header cwd is this workspace; a new one when there is none), else a new session.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sessionChoice = (
+  common: Common,
+  cwd: string
+): Effect.Effect<Agent.SessionChoice, CliError, SessionStore.SessionStore> =>
+  Effect.gen(function*() {
+    if (Option.isSome(common.resume)) {
+      if (common.continue) {
+        return yield* new CliError({ message: "use either --resume or --continue, not both", exitCode: ExitCode.Usage })
+      }
+      return { _tag: "Resume", id: common.resume.value } as const
+    }
+    if (common.continue) {
+      const store = yield* SessionStore.SessionStore
+      const stored = yield* store.stored().pipe(
+        Effect.mapError((e) => new CliError({ message: `cannot list sessions: ${e.message}`, exitCode: ExitCode.Session }))
+      )
+      const latest = stored
+        .filter((s) => s.header.cwd === cwd)
+        .sort((a, b) => b.updatedAt - a.updatedAt)[0]
+      if (latest !== undefined) return { _tag: "Resume", id: latest.header.id } as const
+    }
+    return { _tag: "New", cwd } as const
+  })
+
+/**
+ * Turns a session error at agent creation into a CLI error.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sessionFailure = (error: { readonly message: string; readonly code?: string }): CliError =>
+  new CliError({
+    message: error.code === "SESSION_NOT_FOUND" ? `session not found: ${error.message}` : error.message,
+    exitCode: ExitCode.Session
+  })

@@ -1,0 +1,151 @@
+/**
+ * The CLI's composition root: the ONE place that chooses concrete Layers. From a resolved
+ * {@link Setup} it builds everything an agent needs: the `Llm` service with the chosen adapter
+ * registered, the session store over the chosen durable backend (JSONL by default, SQLite on
+ * request), the tool runtime with the built-in tools, the approval policy and the workspace
+ * context plugin, and the agent factory.
+ *
+ * @since 0.1.0
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Anthropic from "../Adapter/Anthropic.js"
+import * as OpenAiCompatible from "../Adapter/OpenAiCompatible.js"
+import * as Scripted from "../Adapter/Scripted.js"
+import * as Llm from "../Llm/Llm.js"
+import type { LlmAdapter } from "../Llm/LlmAdapter.js"
+import * as Agent from "../Loop/Agent.js"
+import * as Hooks from "../Loop/Hooks.js"
+import * as SystemPrompt from "../Loop/SystemPrompt.js"
+import * as ToolRuntime from "../Loop/ToolRuntime.js"
+import * as Jsonl from "../Session/persistence/Jsonl.js"
+import * as Sqlite from "../Session/persistence/Sqlite.js"
+import * as SessionStore from "../Session/SessionStore.js"
+import { CliError } from "./CliError.js"
+import * as DemoModel from "./DemoModel.js"
+import { ExitCode } from "./ExitCode.js"
+import type * as ProviderChoice from "./ProviderChoice.js"
+import * as Approval from "./tools/Approval.js"
+import * as BuiltinTools from "./tools/index.js"
+import * as Workspace from "./tools/Workspace.js"
+import * as WorkspaceContext from "./WorkspaceContext.js"
+
+/**
+ * Everything the composition depends on.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Setup {
+  readonly choice: ProviderChoice.Choice
+  /** absolute workspace root */
+  readonly cwd: string
+  readonly store: "jsonl" | "sqlite"
+  /** sessions root (JSONL) or database file (SQLite); default per-user data directory */
+  readonly storePath?: string | undefined
+  readonly approval: Approval.Mode
+  /** answers `ask` decisions when `approval` is `"ask"` */
+  readonly prompt?: Approval.Prompt | undefined
+  /** typewriter delay of the offline demo (none in tests) */
+  readonly demoChunkDelay?: Duration.DurationInput | undefined
+}
+
+/**
+ * The services the CLI commands use.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services =
+  | Agent.AgentFactory
+  | SessionStore.SessionStore
+  | Llm.Llm
+  | NodeContext.NodeContext
+
+const usage = (message: string) => new CliError({ message, exitCode: ExitCode.Usage })
+
+const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
+  Effect.gen(function*() {
+    switch (choice._tag) {
+      case "Scripted": {
+        if (choice.scriptFile === undefined) {
+          return (yield* Scripted.make(DemoModel.script(), {
+            provider: DemoModel.provider,
+            name: "Offline demo",
+            model: choice.model,
+            ...(setup.demoChunkDelay === undefined ? {} : { chunkDelay: setup.demoChunkDelay })
+          })).adapter
+        }
+        const loaded = yield* Scripted.load(choice.scriptFile).pipe(
+          Effect.mapError((e) => usage(e._tag === "ScriptError" ? e.message : `cannot read script ${choice.scriptFile}: ${e.message}`))
+        )
+        return (yield* Scripted.make(loaded.script, { ...loaded.options, provider: DemoModel.provider })).adapter
+      }
+      case "Remote": {
+        const apiKey = choice.apiKey
+        const made: Effect.Effect<LlmAdapter, unknown, never> = choice.provider === "anthropic"
+          ? apiKey === undefined
+            ? Effect.fail("ANTHROPIC_API_KEY is not set")
+            : Anthropic.make({ apiKey, baseUrl: choice.baseUrl }).pipe(Effect.provide(FetchHttpClient.layer))
+          : OpenAiCompatible.make({
+            profile: choice.provider === "openai-compatible" ? "generic" : choice.provider,
+            apiKey: choice.apiKey,
+            baseUrl: choice.baseUrl
+          }).pipe(Effect.provide(FetchHttpClient.layer))
+        return yield* Effect.mapError(made, (e) => usage(`invalid provider configuration: ${String(e)}`))
+      }
+    }
+  })
+
+/**
+ * The provider route the agent must use for a choice.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const routeOf = (choice: ProviderChoice.Choice): string =>
+  choice._tag === "Scripted" ? DemoModel.provider : choice.provider === "openai-compatible" ? "generic" : choice.provider
+
+/**
+ * Builds the whole harness for a setup.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
+  const persistence = setup.store === "sqlite"
+    ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
+    : Jsonl.layer(setup.storePath === undefined ? {} : { root: setup.storePath })
+  const store = SessionStore.layer.pipe(
+    Layer.provide(Layer.mapError(persistence, (e) => new CliError({
+      message: `cannot open the session store: ${e.message}`,
+      exitCode: e._tag === "SessionError" ? ExitCode.Session : ExitCode.Usage
+    })))
+  )
+  const llm = Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const adapter = yield* adapterOf(setup.choice, setup)
+      yield* Llm.register(adapter.providers, adapter).pipe(Effect.mapError((e) => usage(e.message)))
+    })
+  ).pipe(Layer.provideMerge(Llm.layer))
+  const approvalService = setup.prompt === undefined ? Layer.empty : Approval.layer(setup.prompt)
+  const workspace = Layer.mapError(
+    Workspace.layer(setup.cwd),
+    (e) => usage(`invalid workspace ${setup.cwd}: ${e.message}`)
+  )
+  const tools = Layer.mapError(
+    ToolRuntime.layer({}),
+    (e) => usage(e.message)
+  ).pipe(Layer.provide(approvalService))
+  const plugins = Layer.mergeAll(
+    Layer.mapError(BuiltinTools.layer(), (e) => usage(e.message)),
+    Layer.scopedDiscard(Approval.register(setup.approval)),
+    WorkspaceContext.layer({ maxBytes: WorkspaceContext.DEFAULT_MAX_BYTES, cwd: setup.cwd })
+  )
+  const base = Layer.mergeAll(tools, Hooks.layer, SystemPrompt.layer, store, llm)
+  const factory = Agent.layer.pipe(Layer.provideMerge(Layer.provideMerge(plugins, base)))
+  return factory.pipe(Layer.provide(workspace), Layer.provideMerge(NodeContext.layer))
+}

@@ -1,0 +1,130 @@
+/**
+ * What `harness run` / `harness chat` print while a turn runs, as a session observer:
+ *
+ * - `text` mode: assistant text streams to stdout as it arrives (from `assistant/chunk` text
+ *   deltas); tool activity (`→ tool(args)`, `✓`/`✗` results) and one usage line per turn (tokens
+ *   including cache reads) go to stderr, so stdout carries only the answer.
+ * - `json` mode: every session event as one JSON line on stdout as it is appended; stdout carries
+ *   nothing else (for scripts and other programs).
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type * as Message from "../Llm/Message.js"
+import type { SessionEvent } from "../Session/SessionEvent.js"
+import * as Transcript from "./Transcript.js"
+
+/**
+ * Where output goes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Sinks {
+  readonly stdout: (text: string) => void
+  readonly stderr: (text: string) => void
+}
+
+/**
+ * The process streams.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const processSinks: Sinks = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text)
+}
+
+const addUsage = (a: Message.TokenUsage | undefined, b: Message.TokenUsage): Message.TokenUsage => {
+  if (a === undefined) return b
+  const sum = (x: number | undefined, y: number | undefined) => x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0)
+  const cacheRead = sum(a.cacheReadTokens, b.cacheReadTokens)
+  const cacheWrite = sum(a.cacheWriteTokens, b.cacheWriteTokens)
+  const reasoning = sum(a.reasoningTokens, b.reasoningTokens)
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    ...(cacheRead === undefined ? {} : { cacheReadTokens: cacheRead }),
+    ...(cacheWrite === undefined ? {} : { cacheWriteTokens: cacheWrite }),
+    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning })
+  }
+}
+
+const firstLine = (text: string, max = 120): string => {
+  const line = text.split("\n").find((l) => l.trim() !== "") ?? ""
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}
+
+/**
+ * A printer: an observer for `Session.observe`, plus the usage total of the current turn.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Printer {
+  readonly observe: (event: SessionEvent) => Effect.Effect<void>
+}
+
+/**
+ * Creates a printer for a mode.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (mode: "text" | "json", sinks: Sinks = processSinks): Printer => {
+  if (mode === "json") {
+    return { observe: (event) => Effect.sync(() => sinks.stdout(`${JSON.stringify(event)}\n`)) }
+  }
+  let usage: Message.TokenUsage | undefined
+  let atLineStart = true
+  const names = new Map<string, string>()
+  const out = (text: string) => {
+    if (text === "") return
+    sinks.stdout(text)
+    atLineStart = text.endsWith("\n")
+  }
+  const endLine = () => {
+    if (!atLineStart) out("\n")
+  }
+  return {
+    observe: (event) =>
+      Effect.sync(() => {
+        switch (event.type) {
+          case "assistant/chunk":
+            if (event.data.chunk.type === "text-delta") out(event.data.chunk.text)
+            break
+          case "assistant/message":
+            if (event.data.usage !== undefined) usage = addUsage(usage, event.data.usage)
+            break
+          case "tool/call":
+            endLine()
+            names.set(event.data.callId, event.data.name)
+            sinks.stderr(`→ ${event.data.name}(${firstLine(event.data.arguments, 100)})\n`)
+            break
+          case "tool/result": {
+            const name = names.get(event.data.callId) ?? event.data.callId
+            const text = Transcript.renderBlocks(event.data.content, 400)
+            sinks.stderr(`${event.data.isError ? "✗" : "✓"} ${name}: ${firstLine(text)}\n`)
+            break
+          }
+          case "turn/end": {
+            endLine()
+            const reason = event.data.reason
+            if (reason.kind === "error") {
+              sinks.stderr(`error: ${reason.message}${reason.code !== undefined ? ` [${reason.code}]` : ""}\n`)
+            } else if (reason.kind === "aborted") {
+              sinks.stderr(`cancelled${reason.reason !== undefined ? `: ${reason.reason}` : ""}\n`)
+            } else if (reason.kind === "max-tokens") {
+              sinks.stderr("stopped: the model hit its output token limit\n")
+            }
+            if (usage !== undefined) sinks.stderr(`usage: ${Transcript.renderUsage(usage)}\n`)
+            usage = undefined
+            break
+          }
+          default:
+            break
+        }
+      })
+  }
+}

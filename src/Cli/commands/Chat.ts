@@ -1,0 +1,192 @@
+/**
+ * `harness chat [options]`: an interactive session.
+ *
+ * - Answers stream to stdout; tool activity, usage and the status line go to stderr.
+ * - Enter while a turn is running STEERS it (the line joins the running turn as steering); Enter
+ *   while idle sends a new prompt.
+ * - Ctrl-C cancels the running turn; Ctrl-C while idle (or a second Ctrl-C while the cancellation
+ *   settles) exits. End of input (Ctrl-D) waits for the running turn, then exits.
+ * - Slash commands (while idle): `/help`, `/new` (a fresh session), `/sessions` (stored sessions
+ *   of every directory, most recent first), `/exit`.
+ * - Mutating tools ask for approval on the terminal unless `--yes`; without a terminal they are
+ *   denied with a reason the model can read.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as NodeReadline from "node:readline"
+import * as ContentBlock from "../../Llm/ContentBlock.js"
+import * as Agent from "../../Loop/Agent.js"
+import * as SessionStore from "../../Session/SessionStore.js"
+import { CliError } from "../CliError.js"
+import * as CommonOptions from "../CommonOptions.js"
+import { ExitCode } from "../ExitCode.js"
+import * as HarnessLayer from "../HarnessLayer.js"
+import * as Output from "../Output.js"
+import * as Persona from "../Persona.js"
+import * as ProviderChoice from "../ProviderChoice.js"
+import * as Approval from "../tools/Approval.js"
+import * as TurnOutcome from "../TurnOutcome.js"
+import * as Run from "./Run.js"
+
+type Input =
+  | { readonly _tag: "Line"; readonly text: string }
+  | { readonly _tag: "Interrupt" }
+  | { readonly _tag: "Eof" }
+
+const help = [
+  "Type a prompt and press Enter. While the agent works, Enter steers the running turn.",
+  "Ctrl-C cancels the running turn; Ctrl-C again (or while idle) exits. Ctrl-D exits.",
+  "/help     this help",
+  "/new      start a new session",
+  "/sessions list stored sessions",
+  "/exit     quit"
+].join("\n")
+
+const err = (text: string) => Effect.sync(() => process.stderr.write(text))
+
+/**
+ * The `chat` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make("chat", CommonOptions.options, (args) =>
+  Effect.scoped(Effect.gen(function*() {
+    const cwd = CommonOptions.cwdOf(args)
+    const choice = yield* ProviderChoice.resolve(args)
+    yield* Run.announce(choice)
+    const interactive = process.stdin.isTTY === true
+    const inputs = yield* Queue.unbounded<Input>()
+    // an approval question pending on the terminal takes the next line as its answer
+    let answer: ((line: string | undefined) => void) | undefined
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const rl = NodeReadline.createInterface({ input: process.stdin, output: process.stderr, terminal: interactive })
+        rl.on("line", (text) => {
+          if (answer !== undefined) {
+            const reply = answer
+            answer = undefined
+            reply(text)
+          } else Queue.unsafeOffer(inputs, { _tag: "Line", text })
+        })
+        rl.on("SIGINT", () => Queue.unsafeOffer(inputs, { _tag: "Interrupt" }))
+        rl.on("close", () => {
+          answer?.(undefined)
+          Queue.unsafeOffer(inputs, { _tag: "Eof" })
+        })
+        const onSigint = () => Queue.unsafeOffer(inputs, { _tag: "Interrupt" })
+        process.on("SIGINT", onSigint)
+        return { rl, onSigint }
+      }),
+      ({ onSigint, rl }) =>
+        Effect.sync(() => {
+          process.off("SIGINT", onSigint)
+          rl.close()
+        })
+    )
+    const prompt: Approval.Prompt = (question) =>
+      Effect.async<boolean | undefined>((resume) => {
+        process.stderr.write(`${question} [y/N] `)
+        answer = (line) => resume(Effect.succeed(line === undefined ? undefined : /^\s*y(es)?\s*$/i.test(line)))
+        return Effect.sync(() => {
+          answer = undefined
+        })
+      })
+    const approval = Approval.modeFor({ yes: args.yes, interactive })
+    const setup: HarnessLayer.Setup = { choice, cwd, store: args.store, approval, prompt }
+
+    const program = Effect.gen(function*() {
+      const printer = Output.make("text")
+      const store = yield* SessionStore.SessionStore
+      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.CloseableScope } | undefined>(
+        undefined
+      )
+      const open = (fresh: boolean) =>
+        Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const session = fresh ? { _tag: "New", cwd } as const : yield* CommonOptions.sessionChoice(args, cwd)
+          const agent = yield* Agent.make({
+            provider: HarnessLayer.routeOf(choice),
+            model: choice.model,
+            session,
+            label: "harness",
+            systemPrompt: { persona: Persona.persona }
+          }).pipe(
+            Effect.mapError((e) =>
+              e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
+            ),
+            Scope.extend(scope)
+          )
+          yield* agent.session.observe(printer.observe).pipe(Scope.extend(scope))
+          yield* agent.session.observe((event) => {
+            if (event.type !== "turn/end") return Effect.void
+            const line = TurnOutcome.outcome(event.data.reason).line
+            return line === undefined ? Effect.void : err(`${line}\n`)
+          }).pipe(Scope.extend(scope))
+          yield* agent.statusChanges.pipe(
+            Stream.changes,
+            Stream.runForEach((status) =>
+              status === "running" ? err("[working… Enter steers, Ctrl-C cancels]\n") : status === "idle" ? err("› ") : Effect.void
+            ),
+            Effect.forkIn(scope)
+          )
+          yield* err(`session ${agent.id}\n`)
+          yield* Ref.set(current, { agent, scope })
+          return agent
+        })
+      const close = Effect.flatMap(Ref.getAndSet(current, undefined), (c) =>
+        c === undefined ? Effect.void : Scope.close(c.scope, Exit.void))
+      yield* Effect.addFinalizer(() => close)
+
+      let agent = yield* open(false)
+      let cancelling = false
+      while (true) {
+        const input = yield* Queue.take(inputs)
+        const status = yield* agent.status
+        if (input._tag === "Eof") {
+          yield* agent.whenIdle
+          break
+        }
+        if (input._tag === "Interrupt") {
+          if (status === "running" && !cancelling) {
+            cancelling = true
+            yield* agent.cancel("cancelled by the user")
+            yield* agent.whenIdle.pipe(Effect.zipRight(Effect.sync(() => {
+              cancelling = false
+            })), Effect.fork)
+            continue
+          }
+          break
+        }
+        const text = input.text.trim()
+        if (text === "") continue
+        if (status !== "running" && text.startsWith("/")) {
+          const [name] = text.split(/\s+/)
+          if (name === "/exit" || name === "/quit") break
+          if (name === "/help") yield* err(`${help}\n› `)
+          else if (name === "/new") {
+            yield* close
+            agent = yield* open(true)
+          } else if (name === "/sessions") {
+            const stored = yield* store.stored().pipe(Effect.orElseSucceed(() => []))
+            const lines = stored.slice(0, 20).map((s) =>
+              `${s.header.id}  ${new Date(s.updatedAt).toISOString().slice(0, 16)}  ${s.turns} turns  ${s.firstPrompt ?? ""}`
+            )
+            yield* err(`${lines.length === 0 ? "no stored sessions" : lines.join("\n")}\n› `)
+          } else yield* err(`unknown command ${name} (try /help)\n› `)
+          continue
+        }
+        const content = [ContentBlock.text(input.text)]
+        const sent = status === "running" ? agent.steer(content) : agent.send(content)
+        yield* sent.pipe(Effect.catchAll((e) => err(`error: ${e.message}\n`)))
+      }
+    })
+    yield* program.pipe(Effect.provide(HarnessLayer.layer(setup)))
+  }))).pipe(Command.withDescription("interactive agent session"))

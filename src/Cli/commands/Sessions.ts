@@ -1,0 +1,124 @@
+/**
+ * `harness sessions list | show <id> | fork <id> [--at <seq>] | replay <id>`: the stored sessions.
+ *
+ * - `list`: id, last update, turns, cwd and first prompt line, most recent first.
+ * - `show`: a transcript rendered from the log alone.
+ * - `fork`: a child session seeded with the events up to `--at` (default: the last turn end).
+ * - `replay`: re-derives every assistant message from its logged chunks through the assembler and
+ *   reports mismatches (exit 5 when there is any).
+ *
+ * Reading a session takes its writer lock first, so a session another process is writing is
+ * reported as locked instead of being repaired under its feet.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { sessionId } from "../../Llm/Message.js"
+import * as Jsonl from "../../Session/persistence/Jsonl.js"
+import * as Sqlite from "../../Session/persistence/Sqlite.js"
+import type { SessionError } from "../../Session/SessionError.js"
+import { SessionPersistence } from "../../Session/SessionPersistence.js"
+import * as SessionStore from "../../Session/SessionStore.js"
+import { CliError } from "../CliError.js"
+import { ExitCode } from "../ExitCode.js"
+import * as ReplayCheck from "../ReplayCheck.js"
+import * as Transcript from "../Transcript.js"
+
+const store = Options.choice("store", ["jsonl", "sqlite"] as const).pipe(
+  Options.withDescription("session storage backend"),
+  Options.withDefault("jsonl" as const)
+)
+
+const persistenceLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersistence, CliError> =>
+  Layer.mapError(
+    kind === "sqlite" ? Sqlite.layer() : Jsonl.layer(),
+    (e) => new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
+  )
+
+const sessionError = (e: SessionError) => new CliError({ message: e.message, exitCode: ExitCode.Session })
+
+const out = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
+
+const loadLocked = (id: string) =>
+  Effect.gen(function*() {
+    const persistence = yield* SessionPersistence
+    yield* persistence.lock(sessionId(id))
+    return yield* persistence.load(sessionId(id))
+  }).pipe(Effect.mapError(sessionError))
+
+const list = Command.make("list", { store }, ({ store }) =>
+  Effect.gen(function*() {
+    const persistence = yield* SessionPersistence
+    const summaries = yield* Effect.mapError(persistence.list(), sessionError)
+    if (summaries.length === 0) return yield* out("no sessions")
+    for (const s of summaries) {
+      const when = new Date(s.updatedAt).toISOString().replace("T", " ").slice(0, 19)
+      const prompt = s.firstPrompt === undefined ? "" : `  ${s.firstPrompt.slice(0, 60)}`
+      yield* out(`${s.header.id}  ${when}  ${s.turns} turn${s.turns === 1 ? "" : "s"}  ${s.header.cwd ?? "-"}${prompt}`)
+    }
+  }).pipe(Effect.provide(persistenceLayer(store)))).pipe(Command.withDescription("list stored sessions"))
+
+const id = Args.text({ name: "id" }).pipe(Args.withDescription("session id"))
+
+const show = Command.make("show", { store, id }, ({ id, store }) =>
+  Effect.scoped(Effect.gen(function*() {
+    const loaded = yield* loadLocked(id)
+    yield* out(`session ${loaded.header.id}${loaded.header.cwd !== undefined ? ` in ${loaded.header.cwd}` : ""}`)
+    if (loaded.header.parentSession !== undefined) {
+      yield* out(`forked from ${loaded.header.parentSession} at event ${(loaded.header.seedLength ?? 1) - 1}`)
+    }
+    yield* out(Transcript.render(loaded.events))
+  })).pipe(Effect.provide(persistenceLayer(store)))).pipe(Command.withDescription("print a session's transcript"))
+
+const replay = Command.make("replay", { store, id }, ({ id, store }) =>
+  Effect.scoped(Effect.gen(function*() {
+    const loaded = yield* loadLocked(id)
+    const verdicts = ReplayCheck.check(loaded.events)
+    const bad = verdicts.filter((v) => v.status !== "match")
+    for (const v of bad) yield* out(`turn ${v.turn} step ${v.step} (event ${v.seq}): ${v.status}: ${v.detail ?? ""}`)
+    yield* out(`${verdicts.length} assistant message${verdicts.length === 1 ? "" : "s"} re-derived, ${bad.length} mismatch${bad.length === 1 ? "" : "es"}`)
+    if (bad.length > 0) return yield* new CliError({ message: "", exitCode: ExitCode.TurnError })
+  })).pipe(Effect.provide(persistenceLayer(store)))).pipe(
+    Command.withDescription("re-derive every assistant message from its logged chunks and report mismatches")
+  )
+
+const fork = Command.make(
+  "fork",
+  {
+    store,
+    id,
+    at: Options.integer("at").pipe(Options.withDescription("last event (seq) to keep; must be a turn end"), Options.optional)
+  },
+  ({ at, id, store }) =>
+    Effect.scoped(Effect.gen(function*() {
+      const sessions = yield* SessionStore.SessionStore
+      const source = yield* Effect.mapError(sessions.open(id), sessionError)
+      const events = yield* source.events
+      const boundary = Option.getOrElse(at, () => {
+        for (let i = events.length - 1; i >= 0; i--) if (events[i]?.type === "turn/end") return i
+        return -1
+      })
+      const child = yield* Effect.mapError(
+        boundary < 0 ? sessions.fork(source) : sessions.fork(source, boundary),
+        sessionError
+      )
+      yield* Effect.mapError(sessions.flush(child.id), sessionError)
+      yield* out(`${child.id}`)
+    })).pipe(Effect.provide(SessionStore.layer.pipe(Layer.provide(persistenceLayer(store)))))
+).pipe(Command.withDescription("fork a session into a new child session (prints the child id)"))
+
+/**
+ * The `sessions` command group.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make("sessions").pipe(
+  Command.withDescription("inspect and manage stored sessions"),
+  Command.withSubcommands([list, show, fork, replay])
+)
