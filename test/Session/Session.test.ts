@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as fc from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
@@ -228,6 +229,66 @@ describe("Session", () => {
       a.forEach((m, i) => expect(m).toBe(b[i])) // shared immutable messages
       expect(Object.isFrozen(a[0])).toBe(true)
     }))
+
+  const command = fc.record({
+    kind: fc.constantFrom("user", "context", "steering", "assistant", "assistant-empty", "tool-result", "chunk", "ext", "replace", "replace"),
+    a: fc.nat(50),
+    b: fc.nat(50),
+    t: fc.string({ maxLength: 8 })
+  })
+
+  it.effect.prop(
+    "AC-37 [S-15] property: for random valid logs with replaces, the cached derivation after every append = a fresh seeded derivation",
+    [fc.array(command, { minLength: 1, maxLength: 40 })],
+    ([commands]) =>
+      Effect.gen(function*() {
+        const s = yield* Session.make({ id: "prop" })
+        for (const c of commands) {
+          const nodes = (yield* s.surface).nodes
+          let input: AppendInput = userMessage(c.t)
+          switch (c.kind) {
+            case "user":
+              input = userMessage(c.t)
+              break
+            case "context":
+              input = context(c.t, { a: c.a })
+              break
+            case "steering":
+              input = steering(1, c.t)
+              break
+            case "assistant":
+              input = assistant(1, 1, [text(c.t), call(`c${c.a}`)])
+              break
+            case "assistant-empty":
+              input = assistant(1, 1, [], { surfaceOp: "append", sourceEventSeqs: [] })
+              break
+            case "tool-result":
+              input = toolResult(1, 1, `c${c.a}`, c.t, c.b % 2 === 0)
+              break
+            case "chunk":
+              input = chunk(1, 1, c.t)
+              break
+            case "ext":
+              input = { type: "x-plugin/note", data: { t: c.t } } as never
+              break
+            case "replace": {
+              if (nodes.length === 0) break
+              const p1 = Math.min(c.a % nodes.length, c.b % nodes.length)
+              const p2 = Math.max(c.a % nodes.length, c.b % nodes.length)
+              const shadowed = nodes.slice(p1, p2 + 1).map((n) => n.seq)
+              const op = { op: "replace" as const, start: shadowed[0] as number, end: shadowed[shadowed.length - 1] as number }
+              input = c.a % 2 === 0
+                ? context(`summary ${c.t}`, undefined, { surfaceOp: op, sourceEventSeqs: shadowed })
+                : assistant(1, 1, c.b % 3 === 0 ? [] : [text(c.t)], { surfaceOp: op, sourceEventSeqs: shadowed })
+              break
+            }
+          }
+          yield* s.append(input)
+          expect(yield* s.deriveMessages).toEqual(yield* scratch(yield* s.events))
+        }
+      }),
+    { fastCheck: { numRuns: 40 } }
+  )
 
   it.effect("AC-42 [S-16,S-17] injection turn then message turn → turns 1 and 2; a seed with 3 turns → next turn 4", () =>
     Effect.gen(function*() {
