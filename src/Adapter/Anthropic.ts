@@ -174,6 +174,9 @@ export const resolve = (options: Options): Effect.Effect<Resolved, ConfigError.C
     if (options.thinking !== undefined && !isPositiveInt(options.thinking.budgetTokens)) {
       return Effect.fail(invalid("thinking.budgetTokens", "must be a positive integer"))
     }
+    if (options.userAgent !== undefined && options.userAgent.trim() === "") {
+      return Effect.fail(invalid("userAgent", "the attribution identity may be substituted, never suppressed (C-6)"))
+    }
     const seen = new Set<string>()
     const models: Array<LlmAdapter.ModelInfo> = []
     for (const entry of options.models ?? []) {

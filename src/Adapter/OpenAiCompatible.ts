@@ -273,6 +273,9 @@ export const resolve = (options: Options): Effect.Effect<Resolved, ConfigError.C
         )
       }
     }
+    if (options.userAgent !== undefined && options.userAgent.trim() === "") {
+      return Effect.fail(invalid("userAgent", "the attribution identity may be substituted, never suppressed (C-6)"))
+    }
     const entries = options.models ?? profile.models
     const seen = new Set<string>()
     const models: Array<LlmAdapter.ModelInfo> = []

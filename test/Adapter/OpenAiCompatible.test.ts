@@ -626,7 +626,7 @@ describe("OpenAiCompatible configuration (P-1, C-9)", () => {
       expect(adapter.providers).toEqual([{ id: "deepseek", name: "DeepSeek" }])
     }))
 
-  it.effect("[P-1, C-9, C-8] validation: empty key, bad URL, bad knobs, catalog ids fail at startup", () =>
+  it.effect("[P-1, C-9, C-8, C-6] validation: empty key, bad URL, bad knobs, catalog ids, suppressed identity fail at startup", () =>
     Effect.gen(function*() {
       const fails = (options: OpenAiCompatible.Options) => Effect.map(Effect.exit(OpenAiCompatible.resolve(options)), Exit.isFailure)
       expect(yield* fails({ profile: "deepseek" })).toBe(true)
@@ -638,6 +638,7 @@ describe("OpenAiCompatible configuration (P-1, C-9)", () => {
       expect(yield* fails({ profile: "deepseek", apiKey: key, models: [{ id: "a" }, { id: "a" }] })).toBe(true)
       expect(yield* fails({ profile: "deepseek", apiKey: key, models: [{ id: "" }] })).toBe(true)
       expect(yield* fails({ profile: "deepseek", apiKey: key, provider: "" })).toBe(true)
+      expect(yield* fails({ profile: "deepseek", apiKey: key, userAgent: " " })).toBe(true)
       const ok = yield* OpenAiCompatible.resolve({ profile: "deepseek", apiKey: key, models: [] })
       expect(ok.models).toEqual([])
       const generic = yield* OpenAiCompatible.resolve({ profile: "generic", baseUrl: "http://localhost:8000/v1", provider: "vllm" })
