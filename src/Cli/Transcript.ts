@@ -94,7 +94,7 @@ export const render = (events: ReadonlyArray<SessionEvent>): string => {
         if (e.data.usage !== undefined) lines.push(indent(`usage: ${renderUsage(e.data.usage)}`))
         break
       case "tool/result":
-        lines.push(indent(`${e.data.isError ? "✗" : "✓"} ${e.data.callId}: ${clip(renderBlocks(e.data.content, 600), 600)}`))
+        lines.push(indent(`${e.data.isError ? "✗" : "✓"} ${e.data.callId}:\n${indent(clip(renderBlocks(e.data.content, 600), 600))}`))
         break
       default:
         break

@@ -49,6 +49,14 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
   return ExitCode.Internal
 }
 
+// `harness run ... | head` closes stdout early: stop quietly instead of crashing on EPIPE
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? ExitCode.Ok)
+    throw error
+  })
+}
+
 const fiber = Effect.runFork(cli(process.argv).pipe(Effect.provide(NodeContext.layer)))
 fiber.addObserver((exit) => {
   process.exitCode = exitCodeOf(exit)
