@@ -338,14 +338,12 @@ export const toChunks = (reply: Reply): ReadonlyArray<StreamChunk.StreamChunk> =
 const play = (
   reply: Reply,
   chunkDelay: Duration.Duration | undefined
-): Stream.Stream<StreamChunk.StreamChunk, LlmError> =>
-  Stream.fromIterable(expand(reply)).pipe(
+): Stream.Stream<StreamChunk.StreamChunk, LlmError> => {
+  const played = Stream.fromIterable(expand(reply)).pipe(
     Stream.flatMap((segment): Stream.Stream<StreamChunk.StreamChunk, LlmError> => {
       switch (segment._tag) {
         case "Chunks":
-          return chunkDelay === undefined
-            ? Stream.fromChunk(Chunk.unsafeFromArray(segment.chunks.slice()))
-            : Stream.fromIterable(segment.chunks).pipe(Stream.tap(() => Effect.sleep(chunkDelay)))
+          return Stream.fromChunk(Chunk.unsafeFromArray(segment.chunks.slice()))
         case "Fail":
           return Stream.fail(segment.error)
         case "Delay":
@@ -355,6 +353,14 @@ const play = (
       }
     })
   )
+  if (chunkDelay === undefined) return played
+  // one chunk at a time, each after the previous one by `chunkDelay`
+  return played.pipe(
+    Stream.rechunk(1),
+    Stream.zipWithIndex,
+    Stream.mapEffect(([c, i]) => (i === 0 ? Effect.succeed(c) : Effect.as(Effect.sleep(chunkDelay), c)))
+  )
+}
 
 // ---------------------------------------------------------------------------------------------
 // Adapter
@@ -372,7 +378,7 @@ export interface Options {
   readonly name?: string
   /** a model for the advisory catalog (none by default) */
   readonly model?: string
-  /** a wait after every chunk (typewriter effect for demos); none by default */
+  /** a wait between two chunks (typewriter effect for demos); none by default */
   readonly chunkDelay?: Duration.DurationInput
 }
 
