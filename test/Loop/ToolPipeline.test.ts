@@ -344,6 +344,41 @@ describe("ToolPipeline", () => {
       expect(textOf(events, "c4")).toBe("echo: still")
     }))
 
+  it.effect("[T-8,T-9] a deferred context that is not lossless JSON poisons the result (error text only, no contexts)", () =>
+    Effect.gen(function*() {
+      const tool = Tool.raw({
+        name: "t",
+        description: "",
+        parameters: {},
+        execute: (c, run) =>
+          Effect.gen(function*() {
+            yield* run.deferContext(ctx("fine"))
+            yield* run.deferContext({ ...ctx("bad"), meta: badMeta(new Date(0)) })
+            return [text(`ok ${String(c)}`)]
+          })
+      })
+      const { events } = yield* runWith([tool], [call("c1", "t")])
+      expect(shape(events)).toEqual(["call c1", "result c1"])
+      expect(textOf(events, "c1")).toBe("Error: tool result must be losslessly JSON-serializable")
+    }))
+
+  it.effect("[T-3,L-37] an Ask denied by a guard never reaches the approval service", () =>
+    Effect.gen(function*() {
+      const asked: Array<string> = []
+      const layer = ToolRuntime.layer({ tools: [echo] }).pipe(
+        Layer.provide(Approval.layer((request) => Effect.sync(() => (asked.push(request.callId), "allow-once" as const))))
+      )
+      const { events } = yield* runWith([echo], [call("c1", "echo", { text: "a" }), call("c2", "echo", { text: "b" })], () =>
+        Effect.gen(function*() {
+          yield* ToolRuntime.onPreExecute(() => Effect.succeed(PreExecuteDecision.Ask({})))
+          yield* ToolRuntime.addGuard((input) =>
+            Effect.succeed(input.callId === "c1" ? PreExecuteDecision.Deny({ reason: "policy says no" }) : undefined))
+        }), layer)
+      expect(asked).toEqual(["c2"])
+      expect(textOf(events, "c1")).toBe("Error: policy says no")
+      expect(textOf(events, "c2")).toBe("echo: b")
+    }))
+
   it.effect("[T-11] meta only from the object return form; it is logged on tool/result", () =>
     Effect.gen(function*() {
       const tool = Tool.raw({ name: "t", description: "", parameters: {}, execute: () => Effect.succeed({ content: [text("x")], meta: { lines: 3 } }) })
