@@ -107,7 +107,7 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
  * @category utils
  */
 export const routeOf = (choice: ProviderChoice.Choice): string =>
-  choice._tag === "Scripted" ? DemoModel.provider : choice.provider === "openai-compatible" ? "generic" : choice.provider
+  choice._tag === "Scripted" ? DemoModel.provider : choice.provider
 
 /**
  * Builds the whole harness for a setup.
