@@ -9,6 +9,7 @@ import type { Session } from "../../src/Session/Session.js"
 import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 import * as Hooks from "../../src/Loop/Hooks.js"
 import * as StepSignal from "../../src/Loop/StepSignal.js"
+import * as SystemPrompt from "../../src/Loop/SystemPrompt.js"
 import * as TestKit from "../../src/Loop/TestKit.js"
 import { echo, text, tool, whenEvent } from "../support/LoopKit.js"
 import * as Reconstruction from "../support/Reconstruction.js"
@@ -325,5 +326,57 @@ describe("Agent", () => {
       expect(yield* t.turnEnds).toEqual([{ kind: "completed" }, { kind: "completed" }])
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
-})
 
+  it.scoped("AC-86 [S-20] round trip + system/sampling change → requests rebuilt from the log, append-extend; a new instance logs resume", () =>
+    Effect.gen(function*() {
+      const hooks = yield* Hooks.LoopHooks
+      const sp = yield* SystemPrompt.SystemPrompt
+      const sources = yield* Ref.make<ReadonlyArray<string>>([])
+      yield* hooks.sessionStart.register((i) => Ref.update(sources, (s) => [...s, i.source]))
+      yield* hooks.sessionPrefix.register((_i, next) => Effect.map(next(), (rest) => [Message.user("prefix"), ...rest]))
+      yield* hooks.request.register((i, next) =>
+        i.turn >= 2 ? Effect.succeed({ ...i.config, temperature: 0.5 }) : next()
+      )
+      const id = "ac86-session"
+      const firstRequests = yield* Effect.scoped(Effect.gen(function*() {
+        const t = yield* TestKit.agent({ tools: [echo], session: { _tag: "New", id } })
+        yield* t.prompt("one")
+        yield* sp.registerSection({ name: "extra", order: 50, text: "Be brief." }, { agentId: id })
+        yield* t.prompt("two")
+        yield* t.prompt("three")
+        const reasons = (yield* t.events).flatMap((e) => (e.type === "request/header" ? [e.data.reason] : []))
+        expect(reasons).toEqual(["initial", "change"])
+        const requests = (yield* t.requests).filter((r) => r.sessionId === id)
+        expect(requests).toHaveLength(4)
+        // append-extend: each request's messages start with the previous request's messages
+        for (let i = 1; i < requests.length; i++) {
+          const previous = requests[i - 1]?.messages ?? []
+          expect(requests[i]?.messages.slice(0, previous.length)).toEqual(previous)
+        }
+        expect(requests[2]?.system).toBe("Be brief.")
+        expect(requests[2]?.temperature).toBe(0.5)
+        expect(yield* Reconstruction.check(t)).toBe(4)
+        return requests
+      }))
+      // a new loop instance over the same log
+      const t2 = yield* TestKit.agent({ session: { _tag: "Resume", id } })
+      yield* t2.prompt("four")
+      expect(yield* Ref.get(sources)).toEqual(["startup", "resume"])
+      const events = yield* t2.events
+      const headers = events.flatMap((e) => (e.type === "request/header" ? [e.data.reason] : []))
+      expect(headers).toEqual(["initial", "change", "resume"])
+      expect(events.filter((e) => e.type === "turn/start").map((e) => e.data.turn)).toEqual([1, 2, 3, 4])
+      const last = firstRequests.at(-1)?.messages ?? []
+      const resumed = (yield* t2.requests).at(-1)
+      expect(resumed?.messages.slice(0, last.length)).toEqual(last)
+      expect(yield* Reconstruction.check(t2)).toBe(5)
+    }).pipe(Effect.provide(TestKit.layer({
+      script: [
+        Scripted.call("c1", "echo", "{\"text\":\"x\"}"),
+        Scripted.text("a"),
+        Scripted.text("b"),
+        Scripted.text("c"),
+        Scripted.text("d")
+      ]
+    }))))
+})
