@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -25,9 +26,11 @@ const text = ContentBlock.text
 const plugin = Message.pluginSource("test")
 const ctx = (t: string) => ({ content: [text(t)], source: plugin })
 
+class NeverHappened extends Data.TaggedError("NeverHappened")<{ readonly what: string }> {}
+
 /** Fails the test (instead of hanging) when a latch is never reached. */
 const within = <A, E, R>(effect: Effect.Effect<A, E, R>, what: string) =>
-  Effect.timeoutFail(effect, { duration: Duration.seconds(5), onTimeout: () => new Error(`never happened: ${what}`) })
+  Effect.timeoutFail(effect, { duration: Duration.seconds(5), onTimeout: () => new NeverHappened({ what }) })
 
 const yields = (n: number) => Effect.repeatN(Effect.yieldNow(), n)
 
