@@ -19,7 +19,8 @@
  * - When the shell exits, processes it left running in its group (background jobs not waited for)
  *   are terminated too, so the call returns and nothing leaks. A process that wants to outlive the
  *   call must leave the group (`setsid`, `nohup setsid …`).
- * - The environment is inherited unchanged.
+ * - The environment is inherited, except the provider API keys ({@link PROVIDER_KEY_VARIABLES},
+ *   unset before the command runs) so that a command like `env` cannot leak them into the log.
  *
  * @since 0.1.0
  */
@@ -68,6 +69,14 @@ export const MAX_OUTPUT_BYTES = 32 * 1024
  * @category constants
  */
 export const KILL_GRACE_MS = 2_000
+
+/**
+ * Environment variables removed before the command runs (provider API keys).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const PROVIDER_KEY_VARIABLES: ReadonlyArray<string> = ["DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
 
 /**
  * The tool name.
@@ -125,6 +134,8 @@ export interface Options {
   readonly killGraceMs: number
   /** the shell executable (default `bash`) */
   readonly shell: string
+  /** variables unset before the command runs (default {@link PROVIDER_KEY_VARIABLES}) */
+  readonly unsetEnv: ReadonlyArray<string>
 }
 
 /**
@@ -138,7 +149,8 @@ export const defaultOptions: Options = {
   maxTimeoutMs: MAX_TIMEOUT_MS,
   maxOutputBytes: MAX_OUTPUT_BYTES,
   killGraceMs: KILL_GRACE_MS,
-  shell: "bash"
+  shell: "bash",
+  unsetEnv: PROVIDER_KEY_VARIABLES
 }
 
 interface ExitInfo {
@@ -153,21 +165,27 @@ interface Running {
   readonly closed: Deferred.Deferred<void>
 }
 
-const spawn = (command: string, cwd: string, shell: string, capture: OutputCapture) =>
+const script = (command: string, unsetEnv: ReadonlyArray<string>): string => {
+  const names = unsetEnv.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n))
+  return `exec 2>&1\n${names.length > 0 ? `unset ${names.join(" ")}\n` : ""}${command}`
+}
+
+const spawn = (command: string, cwd: string, options: Options, capture: OutputCapture) =>
   Effect.gen(function*() {
     const exited = yield* Deferred.make<ExitInfo, ToolError.BuiltinToolError>()
     const closed = yield* Deferred.make<void>()
     const child = yield* Effect.try({
       try: () =>
-        ChildProcess.spawn(shell, ["-c", `exec 2>&1\n${command}`], {
+        ChildProcess.spawn(options.shell, ["-c", script(command, options.unsetEnv)], {
           cwd,
           detached: true,
           stdio: ["ignore", "pipe", "ignore"]
         }),
-      catch: (e) => ToolError.make("SPAWN_FAILED", `cannot start ${shell}: ${e instanceof Error ? e.message : String(e)}`)
+      catch: (e) =>
+        ToolError.make("SPAWN_FAILED", `cannot start ${options.shell}: ${e instanceof Error ? e.message : String(e)}`)
     })
     child.on("error", (e) => {
-      Deferred.unsafeDone(exited, Exit.fail(ToolError.make("SPAWN_FAILED", `cannot start ${shell}: ${e.message}`)))
+      Deferred.unsafeDone(exited, Exit.fail(ToolError.make("SPAWN_FAILED", `cannot start ${options.shell}: ${e.message}`)))
       Deferred.unsafeDone(closed, Exit.void)
     })
     child.on("exit", (code, signal) => Deferred.unsafeDone(exited, Exit.succeed({ code, signal })))
@@ -209,7 +227,7 @@ export const runWith = (options: Options) =>
     return yield* Effect.scoped(
       Effect.gen(function*() {
         const running = yield* Effect.acquireRelease(
-          spawn(params.command, workspace.root, options.shell, capture),
+          spawn(params.command, workspace.root, options, capture),
           (r) => finish(r, options.killGraceMs)
         )
         const exit = yield* Effect.timeoutOption(Deferred.await(running.exited), Duration.millis(timeoutMs))

@@ -39,6 +39,18 @@ describe("bash", () => {
       })
     ))
 
+  it.scopedLive("provider API key variables are unset; a missing shell is a SPAWN_FAILED error", () =>
+    withWorkspace(() =>
+      Effect.gen(function*() {
+        expect(Bash.defaultOptions.unsetEnv).toEqual(["DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"])
+        // HOME is always inherited: unsetting it proves the mechanism
+        const out = yield* Bash.runWith({ ...fast, unsetEnv: ["HOME"] })({ command: "echo \"[${HOME-unset}]\"" })
+        expect(textOf(out)).toBe("[unset]\n[exit code: 0]")
+        const missing = yield* Effect.flip(Bash.runWith({ ...fast, shell: "/nonexistent/bash" })({ command: "true" }))
+        expect(missing.code).toBe("SPAWN_FAILED")
+      })
+    ))
+
   it.scopedLive("caps output keeping head and tail with a truncation notice", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
