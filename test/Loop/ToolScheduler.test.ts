@@ -28,7 +28,7 @@ const ctx = (t: string) => ({ content: [text(t)], source: plugin })
 
 class NeverHappened extends Data.TaggedError("NeverHappened")<{ readonly what: string }> {}
 
-/** Fails the test (instead of hanging) when a latch is never reached. */
+/** Fails the test (instead of hanging) when a latch is never reached (live clock: used in `it.live` tests). */
 const within = <A, E, R>(effect: Effect.Effect<A, E, R>, what: string) =>
   Effect.timeoutFail(effect, { duration: Duration.seconds(5), onTimeout: () => new NeverHappened({ what }) })
 
@@ -95,7 +95,7 @@ const isSynthetic = (events: ReadonlyArray<SessionEvent>, id: string) => {
 }
 
 describe("ToolScheduler", () => {
-  it.effect("AC-97 [L-14..L-16] parallel calls all start before any finishes; an exclusive one between → 3 groups; model order everywhere", () =>
+  it.live("AC-97 [L-14..L-16] parallel calls all start before any finishes; an exclusive one between → 3 groups; model order everywhere", () =>
     Effect.gen(function*() {
       const k = yield* controlled
       yield* ToolRuntime.registerTool(k.make("par", true))
@@ -170,7 +170,7 @@ describe("ToolScheduler", () => {
       expect(textOf(events, "p2")).toBe("done p2")
     }).pipe(Effect.scoped, Effect.provide(layerOf([]))))
 
-  it.effect("AC-98 [L-14] cap 2 with 4 parallel calls → at most 2 in flight, rolling", () =>
+  it.live("AC-98 [L-14] cap 2 with 4 parallel calls → at most 2 in flight, rolling", () =>
     Effect.gen(function*() {
       const k = yield* controlled
       const r = yield* rig
@@ -209,7 +209,7 @@ describe("ToolScheduler", () => {
       expect(yield* k.maxInflight).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(layerOf([], 1))))
 
-  it.effect("AC-98 [L-14] a tool replaced by an exclusive one before its call starts → re-classified (waits, runs alone)", () =>
+  it.live("AC-98 [L-14] a tool replaced by an exclusive one before its call starts → re-classified (waits, runs alone)", () =>
     Effect.gen(function*() {
       const k = yield* controlled
       const r = yield* rig
@@ -442,7 +442,7 @@ describe("ToolScheduler", () => {
       expect(shape(yield* batchEvents(r))).toEqual(["call c1", "result c1", "ctx late"])
     }).pipe(Effect.scoped, Effect.provide(layerOf([]))))
 
-  it.effect("[L-17,DEC-1] interrupting runBatch itself settles the batch: started calls answered, synthetic pairs, contexts, then interruption", () =>
+  it.live("[L-17,DEC-1] interrupting runBatch itself settles the batch: started calls answered, synthetic pairs, contexts, then interruption", () =>
     Effect.gen(function*() {
       const k = yield* controlled
       const r = yield* rig
