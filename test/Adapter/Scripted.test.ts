@@ -107,7 +107,8 @@ describe("Scripted adapter (DEC-5)", () => {
       expect(seen).toHaveLength(2)
       expect(seen[0]).toBe(first)
       // a stream that is built but never run is not a call
-      handle.adapter.stream(request("unused"))
+      const unused = handle.adapter.stream(request("unused"))
+      expect(Stream.StreamTypeId in unused).toBe(true)
       expect(yield* handle.requests).toHaveLength(2)
     }))
 
