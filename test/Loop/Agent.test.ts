@@ -11,7 +11,7 @@ import * as Hooks from "../../src/Loop/Hooks.js"
 import * as StepSignal from "../../src/Loop/StepSignal.js"
 import * as SystemPrompt from "../../src/Loop/SystemPrompt.js"
 import * as TestKit from "../../src/Loop/TestKit.js"
-import { echo, text, tool, whenEvent } from "../support/LoopKit.js"
+import { echo, text, tool, whenEvent, boom } from "../support/LoopKit.js"
 import * as Reconstruction from "../support/Reconstruction.js"
 
 const boundaries = (events: ReadonlyArray<SessionEvent>) =>
@@ -285,7 +285,7 @@ describe("Agent", () => {
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const statuses = yield* recordStatuses
-      yield* hooks.status.register(() => Effect.fail(new Error("status listener explodes")))
+      yield* hooks.status.register(() => boom("status listener explodes"))
       const disposedSeen = yield* Ref.make(false)
       yield* hooks.disposed.register(() => Ref.set(disposedSeen, true))
       const t = yield* TestKit.agent()
@@ -308,7 +308,7 @@ describe("Agent", () => {
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const sources = yield* Ref.make<ReadonlyArray<string>>([])
-      yield* hooks.sessionStart.register(() => Effect.fail(new Error("boom")))
+      yield* hooks.sessionStart.register(() => boom("boom"))
       yield* hooks.sessionStart.register((i) =>
         Effect.zipRight(
           Ref.update(sources, (s) => [...s, i.source]),

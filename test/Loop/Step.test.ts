@@ -13,7 +13,7 @@ import * as Hooks from "../../src/Loop/Hooks.js"
 import * as StepSignal from "../../src/Loop/StepSignal.js"
 import * as TestKit from "../../src/Loop/TestKit.js"
 import * as ToolRuntime from "../../src/Loop/ToolRuntime.js"
-import { echo, text, tool } from "../support/LoopKit.js"
+import { echo, text, tool, boom, Boom } from "../support/LoopKit.js"
 import * as Reconstruction from "../support/Reconstruction.js"
 
 const recordErrors = Effect.gen(function*() {
@@ -88,7 +88,7 @@ describe("Step", () => {
       yield* hooks.preStep.register((i) =>
         Effect.gen(function*() {
           yield* Ref.update(fired, (f) => [...f, [i.turn, i.step] as const])
-          if (yield* Ref.getAndSet(failNext, false)) return yield* Effect.fail(new Error("pre-step exploded"))
+          if (yield* Ref.getAndSet(failNext, false)) return yield* boom("pre-step exploded")
           if (i.turn === 1 && i.step === 1) yield* Effect.orDie(i.agent.inject(text("pre-step context")))
         })
       )
@@ -297,22 +297,22 @@ describe("Step", () => {
       const mode = yield* Ref.make("")
       const recoveries = yield* Ref.make(0)
       yield* hooks.requestError.register(() => Effect.as(Ref.update(recoveries, (n) => n + 1), Hooks.RequestErrorDecision.Fail()))
-      const boom = (where: string) => (m: string) => (m === where ? Effect.fail(new Error(`${where} failed`)) : Effect.void)
-      yield* hooks.promptSubmit.register((_i, next) => Effect.zipRight(Effect.flatMap(Ref.get(mode), boom("prompt-submit")), next()))
-      yield* hooks.preStep.register(() => Effect.flatMap(Ref.get(mode), boom("pre-step")))
-      yield* hooks.request.register((_i, next) => Effect.zipRight(Effect.flatMap(Ref.get(mode), boom("request")), next()))
-      yield* hooks.stepResult.register((_i, next) => Effect.zipRight(Effect.flatMap(Ref.get(mode), boom("step-result")), next()))
-      yield* hooks.postStep.register(() => Effect.flatMap(Ref.get(mode), boom("post-step")))
+      const failAt = (where: string) => (m: string) => (m === where ? boom(`${where} failed`) : Effect.void)
+      yield* hooks.promptSubmit.register((_i, next) => Effect.zipRight(Effect.flatMap(Ref.get(mode), failAt("prompt-submit")), next()))
+      yield* hooks.preStep.register(() => Effect.flatMap(Ref.get(mode), failAt("pre-step")))
+      yield* hooks.request.register((_i, next) => Effect.zipRight(Effect.flatMap(Ref.get(mode), failAt("request")), next()))
+      yield* hooks.stepResult.register((_i, next) => Effect.zipRight(Effect.flatMap(Ref.get(mode), failAt("step-result")), next()))
+      yield* hooks.postStep.register(() => Effect.flatMap(Ref.get(mode), failAt("post-step")))
       const llm = yield* Llm.Llm
       yield* llm.addMiddleware((options, next) =>
-        Stream.unwrap(Effect.map(Ref.get(mode), (m) => {
+        Stream.unwrap(Effect.map(Ref.get(mode), (m): Stream.Stream<StreamChunk.StreamChunk, unknown> => {
           if (options.provider === "nowhere") return next()
-          if (m === "middleware") return Stream.fail(new Error("middleware failed"))
+          if (m === "middleware") return Stream.fail(new Boom({ message: "middleware failed" }))
           if (m === "nested") return llm.stream({ ...options, provider: "nowhere" })
           return next()
         }))
       )
-      const failing = tool("failing", () => Effect.fail(new Error("tool failed")))
+      const failing = tool("failing", () => boom("tool failed"))
       const t = yield* TestKit.agent({ tools: [failing] })
       const expected: Record<string, string> = {}
       for (
@@ -350,7 +350,7 @@ describe("Step", () => {
       yield* hooks.requestError.register(() =>
         Effect.gen(function*() {
           const m = yield* Ref.get(mode)
-          if (m === "throw") return yield* Effect.fail(new Error("recovery exploded"))
+          if (m === "throw") return yield* boom("recovery exploded")
           yield* Ref.update(inRecovery, (n) => n + 1)
           return yield* Effect.never
         })
@@ -382,7 +382,7 @@ describe("Step", () => {
   it.scoped("AC-70 [L-22] a throwing step-result records an empty anchor with usage and all chunk seqs; error without code", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
-      yield* hooks.stepResult.register(() => Effect.fail(new Error("step-result exploded")))
+      yield* hooks.stepResult.register(() => boom("step-result exploded"))
       const t = yield* TestKit.agent()
       yield* t.prompt("hi")
       const events = yield* t.events
@@ -660,7 +660,7 @@ describe("Step", () => {
           m === "stop"
             ? Effect.succeed(Hooks.TurnStopDecision.Stop())
             : m === "throw"
-            ? Effect.fail(new Error("turn-stop exploded"))
+            ? boom("turn-stop exploded")
             : Effect.void)
       )
       yield* hooks.turnContinuation.register((i, next) =>

@@ -10,7 +10,7 @@ import * as Message from "../../src/Llm/Message.js"
 import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 import * as Hooks from "../../src/Loop/Hooks.js"
 import * as TestKit from "../../src/Loop/TestKit.js"
-import { makeGate, text } from "../support/LoopKit.js"
+import { makeGate, text, boom } from "../support/LoopKit.js"
 import * as Reconstruction from "../support/Reconstruction.js"
 
 const of = <K extends SessionEvent["type"]>(events: ReadonlyArray<SessionEvent>, type: K) =>
@@ -102,7 +102,7 @@ describe("Turn", () => {
           }))
         }
         if (prompt === "secret" || prompt === "blocked") return Effect.succeed(Hooks.PromptDecision.Block({ reason: `no ${prompt}` }))
-        if (prompt === "explode") return Effect.fail(new Error("prompt listener exploded"))
+        if (prompt === "explode") return boom("prompt listener exploded")
         return next()
       })
       yield* hooks.preStep.register((i) =>

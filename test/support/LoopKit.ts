@@ -1,6 +1,7 @@
 /**
  * Small helpers for loop tests: waiting for a logged event, tools, content shorthands.
  */
+import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -103,3 +104,9 @@ export const makeGate: Effect.Effect<Gate> = Effect.gen(function*() {
   }
   return gate
 })
+
+/** A tagged failure for listeners and tools that must fail in tests. */
+export class Boom extends Data.TaggedError("Boom")<{ readonly message: string }> {}
+
+/** `Effect.fail(new Boom({message}))`. */
+export const boom = (message: string) => Effect.fail(new Boom({ message }))
