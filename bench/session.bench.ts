@@ -5,7 +5,8 @@
  *    `assistant/chunk` events plus the turn/step boundaries and messages around them, against a
  *    plain loop that stamps `seq`/`time`, `JSON.stringify`s and pushes the same events. The session
  *    does full validation (lossless JSON copy + deep freeze, core payload schemas, surface rules)
- *    and publication. Target: ratio ≥ 0.4.
+ *    and publication. Target: ratio ≥ 0.4. `session.append.observed` is the same with one no-op
+ *    observer registered (every append then takes the lock and runs the publication).
  * 2. `session.deriveMessages`: the cost of one `deriveMessages()` call right after appending one
  *    event, at log sizes 1k, 10k and 100k events. The log is realistic: a step streams 40 chunks
  *    per assistant message, plus tool calls and results, so about 1 event in 12 is a surface node.
@@ -75,15 +76,16 @@ const plainLoop = (inputs: ReadonlyArray<AppendInput>): number => {
   return ms
 }
 
-const sessionLoop = (inputs: ReadonlyArray<AppendInput>): Promise<number> =>
-  Effect.runPromise(Effect.gen(function*() {
+const sessionLoop = (inputs: ReadonlyArray<AppendInput>, observed = false): Promise<number> =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const session = yield* Session.make({ id: "bench" })
+    if (observed) yield* session.observe(() => Effect.void)
     const t0 = performance.now()
     for (const input of inputs) yield* session.append(input)
     const ms = performance.now() - t0
     if ((yield* session.nextSeq) !== inputs.length) throw new Error("lost events")
     return ms
-  }))
+  })))
 
 const deriveCost = (inputs: ReadonlyArray<AppendInput>, probe: AppendInput, rounds: number): Promise<number> =>
   Effect.runPromise(Effect.gen(function*() {
@@ -120,6 +122,15 @@ export async function run(): Promise<void> {
     baseline: Math.round(inputs.length / (median(plain) / 1000)),
     events: inputs.length,
     chunks
+  })
+  // the same with one (no-op) observer registered: every append takes the lock and publishes
+  const observed: Array<number> = []
+  for (let i = 0; i < 3; i++) observed.push(await sessionLoop(inputs, true))
+  report({
+    bench: "session.append.observed",
+    unit: "events/s with one observer (higher is better)",
+    value: Math.round(inputs.length / (median(observed) / 1000)),
+    baseline: Math.round(inputs.length / (median(plain) / 1000))
   })
 
   const probe: AppendInput = { type: "steering/message", data: { turn: 0, content: [{ type: "text", text: "probe" }], source: user }, surfaceOp: "append" }

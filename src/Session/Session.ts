@@ -11,6 +11,25 @@
  * - `deriveMessages` is cached per surface node: each call costs O(new nodes) and returns a new
  *   array of shared immutable messages; a replace rebuilds it (S-15).
  *
+ * Decisions where the spec is silent (DEC-10):
+ * - Time is `Clock.currentTimeMillis` (so `TestClock` drives it); events carry epoch ms.
+ * - Publication (observers) runs under the append lock and uninterruptibly: once an event is
+ *   committed every observer sees it, in seq order, even if the appending fiber is interrupted
+ *   meanwhile (the interruption lands when `append` returns). Observers must therefore be short;
+ *   one that never completes blocks later appends.
+ * - When no observer is registered and no append holds the lock, validation, commit and the
+ *   `changes` offer are one synchronous step (no lock round trip): this is the hot path of
+ *   streaming chunks. The `changes` PubSub is always offered in the commit step, so its
+ *   subscribers see commit order.
+ * - Re-entrancy is tracked with a `FiberRef` of active publications: an append from an observer
+ *   (or a fiber it forks while the publication runs) of the SAME session fails
+ *   `REENTRANT_APPEND`; appending to another session from an observer is allowed.
+ * - Turn numbers (S-17): `nextTurn` = the last `turn/start` turn (0 if none) + 1, so the first
+ *   turn of a session is 1.
+ * - The log state is a single-writer mutable structure owned by the session, mutated only in
+ *   synchronous sections under the append discipline above; readers get frozen snapshots. (A
+ *   `Ref` of immutable arrays would cost O(n) per append.)
+ *
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 export * as Fork from "./Fork.js"
+export * as Jsonl from "./persistence/Jsonl.js"
 export * as Memory from "./persistence/Memory.js"
 export * as Projection from "./Projection.js"
 export * as Reconstruct from "./Reconstruct.js"
@@ -15,5 +16,6 @@ export * as SessionError from "./SessionError.js"
 export * as SessionEvent from "./SessionEvent.js"
 export * as SessionPersistence from "./SessionPersistence.js"
 export * as SessionStore from "./SessionStore.js"
+export * as Sqlite from "./persistence/Sqlite.js"
 export * as Surface from "./Surface.js"
 export * as Validate from "./Validate.js"
