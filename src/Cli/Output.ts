@@ -3,7 +3,8 @@
  *
  * - `text` mode: assistant text streams to stdout as it arrives (from `assistant/chunk` text
  *   deltas); tool activity (`→ tool(args)`, `✓`/`✗` results) and one usage line per turn (tokens
- *   including cache reads) go to stderr, so stdout carries only the answer.
+ *   including cache reads) go to stderr, so stdout carries only the answer. The turn's outcome
+ *   line (error, cancelled, …) is NOT printed here: the command prints it once from `TurnOutcome`.
  * - `json` mode: every session event as one JSON line on stdout as it is appended; stdout carries
  *   nothing else (for scripts and other programs).
  *
@@ -109,15 +110,9 @@ export const make = (mode: "text" | "json", sinks: Sinks = processSinks): Printe
             break
           }
           case "turn/end": {
+            // the turn's outcome line (error, cancelled, …) is the command's job (`TurnOutcome`),
+            // printed once; the printer only closes the text line and reports usage
             endLine()
-            const reason = event.data.reason
-            if (reason.kind === "error") {
-              sinks.stderr(`error: ${reason.message}${reason.code !== undefined ? ` [${reason.code}]` : ""}\n`)
-            } else if (reason.kind === "aborted") {
-              sinks.stderr(`cancelled${reason.reason !== undefined ? `: ${reason.reason}` : ""}\n`)
-            } else if (reason.kind === "max-tokens") {
-              sinks.stderr("stopped: the model hit its output token limit\n")
-            }
             if (usage !== undefined) sinks.stderr(`usage: ${Transcript.renderUsage(usage)}\n`)
             usage = undefined
             break

@@ -53,7 +53,7 @@ describe("SessionStore", () => {
       yield* store.flush("s1")
       expect(stored(storage, "s1")).toEqual(events)
       const listed = yield* store.stored()
-      expect(listed.map((x) => [x.header.id, x.turns, x.firstPrompt])).toEqual([["s1", 2, "p1"]])
+      expect(listed.map((x) => [x.header.id, x.turns, x.firstPrompt])).toEqual([["s1", 1, "p1"]]) // one turn (numbered 1)
       expect(yield* store.get("s1")).toBe(s)
       expect((yield* store.list()).map((x) => x.id)).toEqual(["s1"])
       yield* failsWith(store.get("nope"), "SESSION_NOT_FOUND")

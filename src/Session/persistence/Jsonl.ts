@@ -448,6 +448,12 @@ export const make = (
           const header = decoded.header
 
           const bodyStart = headerEnd + 1
+          // the first event's turn number: where this log's turn numbering starts (Summary.make)
+          const firstEnd = head.indexOf(NL, bodyStart)
+          const firstEvent = firstEnd < 0 ? undefined : tryParse(utf8(head.subarray(bodyStart, firstEnd)))
+          const firstTurn = typeof firstEvent === "object" && firstEvent !== null && !Array.isArray(firstEvent)
+            ? Summary.turnOf(firstEvent as { type: string; data: unknown })
+            : undefined
 
           // first prompt: complete lines forward from the header, up to PROMPT_SCAN_LIMIT bytes
           let firstPrompt: string | undefined
@@ -502,7 +508,7 @@ export const make = (
             }
             pos = start
           }
-          return Summary.make({ header, lastTime, lastTurn, firstPrompt, location: { kind: KIND, path: file } })
+          return Summary.make({ header, lastTime, lastTurn, firstTurn, firstPrompt, location: { kind: KIND, path: file } })
         })
       ).pipe(
         Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed(undefined)),

@@ -383,6 +383,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
             `SELECT s.*,
               (SELECT time FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1) AS last_time,
               (SELECT data FROM events e WHERE e.session_id = s.id AND e.type = 'turn/start' ORDER BY seq DESC LIMIT 1) AS last_turn_start,
+              (SELECT data FROM events e WHERE e.session_id = s.id AND e.type = 'turn/start' ORDER BY seq LIMIT 1) AS first_turn_start,
               (SELECT data FROM events e WHERE e.session_id = s.id AND e.type = 'user/message' ORDER BY seq LIMIT 1) AS first_user
             FROM sessions s`
           ),
@@ -403,6 +404,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
                 header: decoded.header,
                 lastTime: typeof row["last_time"] === "number" ? row["last_time"] : undefined,
                 lastTurn: Summary.turnOf({ type: "turn/start", data: parse(row["last_turn_start"]) }),
+                firstTurn: Summary.turnOf({ type: "turn/start", data: parse(row["first_turn_start"]) }),
                 firstPrompt: Summary.promptOf({ type: "user/message", data: parse(row["first_user"]) })
               }))
             }

@@ -2,9 +2,11 @@
  * The session-picker summary (`SessionPersistence.list`), computed the same way by every backend
  * from the header, the first `user/message` and the tail of the log.
  *
- * [DECISION] `turns` is `1 + the turn number of the last turn-scoped event` (0 when the log has
- * none). Turn numbers are contiguous from 0 (S-17) and every turn-scoped event lies in its turn
- * (S-16), so this equals the number of `turn/start` events while needing only the tail of the log.
+ * [DECISION] `turns` is `1 + the turn number of the last turn-scoped event - the turn number of the
+ * first one` (0 when the log has none). Turn numbers are contiguous (S-17; a live session starts
+ * at 1, older logs at 0) and every turn-scoped event lies in its turn (S-16), so this equals the
+ * number of `turn/start` events while needing only the head and the tail of the log. Without a
+ * known first turn number, 0 is assumed.
  * `firstPrompt` is the first line of the first text block of the first `user/message`, cut to
  * {@link MAX_PROMPT_LENGTH} characters (an ellipsis marks a cut). `updatedAt` is the time of the
  * last stored event, or the creation time.
@@ -81,6 +83,8 @@ export const make = (options: {
   readonly header: SessionHeader
   readonly lastTime: number | undefined
   readonly lastTurn: number | undefined
+  /** the turn number of the first turn-scoped event (default 0) */
+  readonly firstTurn?: number | undefined
   readonly firstPrompt: string | undefined
   readonly location?: Location | undefined
 }): SessionSummary => {
@@ -93,7 +97,7 @@ export const make = (options: {
   } = {
     header: options.header,
     updatedAt: options.lastTime ?? options.header.createdAt,
-    turns: options.lastTurn === undefined ? 0 : options.lastTurn + 1
+    turns: options.lastTurn === undefined ? 0 : Math.max(0, options.lastTurn - (options.firstTurn ?? 0)) + 1
   }
   if (options.firstPrompt !== undefined) summary.firstPrompt = options.firstPrompt
   if (options.location !== undefined) summary.location = options.location
@@ -118,7 +122,9 @@ export const fromEvents = (
   }
   let lastTurn: number | undefined
   for (let i = events.length - 1; i >= 0 && lastTurn === undefined; i--) lastTurn = turnOf(events[i]!)
-  return make({ header, lastTime: events[events.length - 1]?.time, lastTurn, firstPrompt, location })
+  let firstTurn: number | undefined
+  for (let i = 0; i < events.length && firstTurn === undefined; i++) firstTurn = turnOf(events[i]!)
+  return make({ header, lastTime: events[events.length - 1]?.time, lastTurn, firstTurn, firstPrompt, location })
 }
 
 /**
