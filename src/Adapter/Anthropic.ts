@@ -52,7 +52,9 @@
  *   max-tokens, else `{kind: "error", message: "model stopped: <reason>", code: <REASON>}`
  *   (`CONTEXT_WINDOW_EXCEEDED` when the detector recognises the reason, C-5);
  * - `ping` and unknown event types are skipped; the stream ends at `message_stop` (missing →
- *   `STREAM_CLOSED`); bad event JSON → `MALFORMED_RESPONSE`;
+ *   `STREAM_CLOSED`); bad event JSON → `MALFORMED_RESPONSE`; an event whose `event:` name is
+ *   neither a Messages event nor the default `message` is skipped before its data is parsed, so an
+ *   unknown event type is never fatal, whatever its payload (contract suite);
  * - an `error` event: `overloaded_error`/`api_error`/`timeout_error` → `SERVER`, `rate_limit_error`
  *   → `RATE_LIMIT`, `authentication_error`/`permission_error` → `AUTH`, `invalid_request_error` →
  *   `INVALID_REQUEST` (or `CONTEXT_WINDOW_EXCEEDED` per E-4), `request_too_large` → `HTTP_413`,
@@ -521,6 +523,18 @@ export const isMessageStop = (event: Sse.Event): boolean =>
   event.event === "message_stop" ||
   (event.event === "message" && /"type"\s*:\s*"message_stop"/.test(event.data))
 
+// the event names of the Messages stream; any other named event is skipped unparsed
+const messagesEvents: ReadonlySet<string> = new Set([
+  "message_start",
+  "content_block_start",
+  "content_block_delta",
+  "content_block_stop",
+  "message_delta",
+  "message_stop",
+  "ping",
+  "error"
+])
+
 /**
  * The translator for one response (mutable state owned by one stream run).
  *
@@ -722,6 +736,7 @@ export const makeTranslator = (provider: string): Sse.Translator => {
 
   return {
     event: (event, out) => {
+      if (event.event !== "message" && !messagesEvents.has(event.event)) return "more"
       let payload: unknown
       try {
         payload = JSON.parse(event.data)

@@ -341,6 +341,7 @@ const renderAnthropic = (scenario: Contract.Scenario): FakeProvider.Reply => {
           event("ping"),
           delta1,
           event("brand_new_event", { anything: [1, 2] }),
+          "event: future_event\ndata: not json at all\n\n",
           event("content_block_delta", { index: 0, delta: { type: "citations_delta", citation: { cited_text: "x" } } }),
           "event: ping\ndata: {\"type\": \"ping\"}\n\n",
           ...rest,
