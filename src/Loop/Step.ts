@@ -284,14 +284,21 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
       signal,
       Effect.either(
         rt.llm.stream(request).pipe(
-          Stream.tap((chunk) =>
-            Effect.uninterruptible(
-              Effect.map(
-                rt.session.append({ type: "assistant/chunk", data: { turn, step, chunk } }),
-                (event) => {
-                  seqs.push(event.seq)
-                }
-              )
+          // log each chunk before the assembler sees it; one Effect per stream chunk-batch
+          Stream.mapChunksEffect((chunks) =>
+            Effect.as(
+              Effect.forEach(
+                chunks,
+                (chunk) =>
+                  Effect.map(
+                    rt.session.append({ type: "assistant/chunk", data: { turn, step, chunk } }),
+                    (event) => {
+                      seqs.push(event.seq)
+                    }
+                  ),
+                { discard: true }
+              ),
+              chunks
             )
           ),
           Stream.run(BlockAssembler.sink)
