@@ -6,8 +6,8 @@
  * `bundle` script into `.tmp/cli-e2e/<hash of src/ and package.json>/harness.mjs` (inside the
  * repository, so the external `better-sqlite3` resolves from `node_modules`). A bundle for the
  * same sources is reused across test files and runs; concurrent workers building the same hash
- * wait on a lock directory instead of building twice. `dist-bundle/` is never touched (others may be
- * rebuilding it while the tests run).
+ * wait on a lock directory instead of building twice; bundles of other sources older than 6 hours
+ * are pruned. `dist-bundle/` is never touched (others may be rebuilding it while the tests run).
  *
  * Clean environment: the child gets the parent's environment minus every `DEEPSEEK_*`,
  * `ANTHROPIC_*`, `OPENAI_*`, `EFFECT_HARNESS_*`, `NODE_OPTIONS` and `VITEST*` variable, plus
@@ -91,6 +91,20 @@ export const bundleOptions = (outfile: string): esbuild.BuildOptions => ({
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
+// bundles of older sources untouched for 6 hours are removed (another run may still use a recent one)
+const pruneOldBundles = (keep: string): void => {
+  const parent = join(keep, "..")
+  for (const entry of readdirSync(parent, { withFileTypes: true })) {
+    const abs = join(parent, entry.name)
+    if (!entry.isDirectory() || abs === keep) continue
+    try {
+      if (Date.now() - statSync(abs).mtimeMs > 6 * 3600_000) rmSync(abs, { recursive: true, force: true })
+    } catch {
+      // removed concurrently by another worker: nothing to do
+    }
+  }
+}
+
 const buildBundle = async (): Promise<string> => {
   const dir = join(repoRoot, ".tmp", "cli-e2e", sourceHash())
   const file = join(dir, "harness.mjs")
@@ -123,6 +137,7 @@ const buildBundle = async (): Promise<string> => {
     const tmp = join(dir, `harness.${process.pid}.tmp.mjs`)
     await esbuild.build(bundleOptions(tmp))
     renameSync(tmp, file)
+    pruneOldBundles(dir)
     return file
   } finally {
     rmSync(lock, { recursive: true, force: true })

@@ -100,7 +100,7 @@ describe("harness CLI end to end on the offline default", () => {
   )
 
   it.scopedLive(
-    "[issue 7, S-20] sessions list | show | replay | fork on a demo session",
+    "[issue 7, D-6, S-21] sessions list | show | replay | fork on a demo session",
     () =>
       Effect.gen(function*() {
         const home = yield* Cli.tempDir("harness-e2e-home-")
@@ -156,7 +156,7 @@ describe("harness CLI end to end on the offline default", () => {
   )
 
   it.scopedLive(
-    "[issue 7, D-9] --store sqlite: run, then sessions list and show --store sqlite; no JSONL file",
+    "[issue 7, D-10] --store sqlite: run, then sessions list and show --store sqlite; no JSONL file",
     () =>
       Effect.gen(function*() {
         const home = yield* Cli.tempDir("harness-e2e-home-")

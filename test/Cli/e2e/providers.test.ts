@@ -58,7 +58,7 @@ const toolResultIn = (wire: Wire.Wire, body: unknown, callId: string): string | 
 describe("harness CLI end to end against a provider server", () => {
   for (const c of cases) {
     it.scopedLive(
-      `[issue 7, DEC-5, DEC-8] ${c.wire}: a streamed edit tool call changes a real file, the result goes back, usage with cache reads, no key anywhere`,
+      `[issue 7, DEC-5, DEC-8, C-6] ${c.wire}: a streamed edit tool call changes a real file, the result goes back, usage with cache reads, no key anywhere`,
       () =>
         Effect.gen(function*() {
           const home = yield* Cli.tempDir("harness-e2e-home-")
@@ -142,7 +142,7 @@ describe("harness CLI end to end against a provider server", () => {
   }
 
   it.scopedLive(
-    "[issue 7, P-6] a provider 401 → exactly one error line naming AUTH, exit 3, no stack trace, key not echoed",
+    "[issue 7, P-9, E-2] a provider 401 → exactly one error line naming AUTH, exit 3, no stack trace, key not echoed",
     () =>
       Effect.gen(function*() {
         const home = yield* Cli.tempDir("harness-e2e-home-")

@@ -20,7 +20,7 @@ const positions = (body: unknown, needles: ReadonlyArray<string>): Array<number>
 
 describe("harness CLI end to end: resume", () => {
   it.scopedLive(
-    "[issue 7, S-17, W-7] --resume <id> and --continue carry the first turns' history; seqs and turn numbers continue",
+    "[issue 7, D-12, S-17] --resume <id> and --continue carry the first turns' history; seqs and turn numbers continue",
     () =>
       Effect.gen(function*() {
         const home = yield* Cli.tempDir("harness-e2e-home-")
