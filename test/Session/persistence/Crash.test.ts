@@ -79,7 +79,7 @@ const spawnChild = (backend: Backend, location: string, scenario: Scenarios.Name
 
 /** Waits until the child printed a line satisfying `pred` (fails if it exits first). */
 const waitFor = (child: Child, pred: (line: string) => boolean) =>
-  Effect.async<string, Error>((resume) => {
+  Effect.async<string>((resume) => {
     const check = () => {
       const hit = child.lines.find(pred)
       if (hit !== undefined) {
@@ -89,7 +89,7 @@ const waitFor = (child: Child, pred: (line: string) => boolean) =>
     }
     const onExit = () => {
       cleanup()
-      resume(Effect.fail(new Error(`child exited early: ${child.stderr.join("")}`)))
+      resume(Effect.dieMessage(`child exited early: ${child.stderr.join("")}`))
     }
     const cleanup = () => {
       child.process.off("line", check)
