@@ -428,9 +428,9 @@ const scripted: Contract.Harness = {
     render: renderScripted
   },
   notApplicable: {
-    attribution: "the scripted adapter sends no HTTP request, so there is no wire to carry a user-agent",
-    "connection-close": "the scripted adapter opens no connection (interruption is still checked at chunk level)",
-    "unknown-events": "scripted replies are chunk-protocol items; there is no provider event layer to skip"
+    attribution: "sends no HTTP request",
+    "connection-close": "opens no connection; interruption is checked at chunk level",
+    "unknown-events": "replies are chunk-protocol items, no provider event layer"
   }
 }
 
