@@ -379,4 +379,46 @@ describe("Agent", () => {
         Scripted.text("d")
       ]
     }))))
+
+  it.scoped("[L-3,S-16,DEC-10] injects from turn/start and turn/end observers stay enclosed: after turn/start, or an own injection turn", () =>
+    Effect.gen(function*() {
+      const t = yield* TestKit.agent()
+      yield* t.agent.session.observe((e) =>
+        e.type === "turn/start" && e.data.turn === 1
+          ? Effect.orDie(t.agent.inject(text("from turn/start")))
+          : e.type === "turn/end" && e.data.turn === 1
+          ? Effect.orDie(t.agent.inject(text("from turn/end")))
+          : Effect.void
+      )
+      yield* t.prompt("hi")
+      yield* whenEvent(t.agent.session, (e) => e.type === "turn/end" && e.data.turn === 2)
+      const events = yield* t.events
+      expect(events.slice(0, 3).map((e) => e.type)).toEqual(["turn/start", "context/message", "user/message"])
+      expect(events.slice(-3).map((e) => e.type)).toEqual(["turn/start", "context/message", "turn/end"])
+      expect(events.at(-3)?.data).toEqual({ turn: 2, trigger: { kind: "injection", source: { kind: "user" } } })
+      expect(yield* Reconstruction.check(t)).toBe(1)
+    }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
+
+  it.scoped("[L-7,D-12,DEC-10] session choices: Auto creates then resumes, Fork starts a child; options are validated at creation", () =>
+    Effect.gen(function*() {
+      const hooks = yield* Hooks.LoopHooks
+      const sources = yield* Ref.make<ReadonlyArray<string>>([])
+      yield* hooks.sessionStart.register((i) => Ref.update(sources, (s) => [...s, `${i.agent.id}:${i.source}`]))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const t = yield* TestKit.agent({ session: { _tag: "Auto", id: "auto-1" } })
+        yield* t.prompt("one")
+      }))
+      const again = yield* TestKit.agent({ session: { _tag: "Auto", id: "auto-1" } })
+      expect((yield* again.events).filter((e) => e.type === "turn/end")).toHaveLength(1)
+      const child = yield* TestKit.agent({ session: { _tag: "Fork", from: "auto-1", id: "child-1" } })
+      expect((yield* child.events).length).toBe((yield* again.events).length)
+      expect(child.agent.session.header.parentSession).toBe("auto-1")
+      expect(yield* Ref.get(sources)).toEqual(["auto-1:startup", "auto-1:resume", "child-1:startup"])
+      const missing = yield* Effect.flip(TestKit.agent({ session: { _tag: "Resume", id: "never-stored" } }))
+      expect(missing._tag === "SessionError" ? missing.code : missing._tag).toBe("SESSION_NOT_FOUND")
+      const cap = yield* Effect.flip(TestKit.agent({ maxParallelToolCalls: 0 }))
+      expect(cap._tag).toBe("AgentOptionsError")
+      const order = yield* Effect.flip(TestKit.agent({ systemPrompt: { toolOrder: ["a", "b"] } }))
+      expect(order._tag === "SystemPromptError" ? order.code : order._tag).toBe("INVALID_TOOL_ORDER")
+    }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 })
