@@ -1,63 +1,16 @@
 #!/usr/bin/env node
 /**
- * The `harness` program: the only place that runs effects (convention 12). It parses the command
- * line with `@effect/cli`, runs the chosen command, and maps the outcome to the documented exit
- * codes (`ExitCode`): an expected failure prints one line on stderr, never a stack trace; only a
- * defect prints its cause.
+ * The `harness` bin entry. It answers `--version` from `package.json` without loading Effect (cold
+ * start), and otherwise loads the program (`Program.ts`) lazily: in the esbuild bundle the dynamic
+ * import keeps the program's module initialisation off the `--version` path.
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Cause from "effect/Cause"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
-import { identity } from "../Adapter/HttpEdge.js"
-import { CliError } from "./CliError.js"
-import * as Chat from "./commands/Chat.js"
-import * as Run from "./commands/Run.js"
-import * as Sessions from "./commands/Sessions.js"
-import { ExitCode } from "./ExitCode.js"
+import packageJson from "../../package.json" with { type: "json" }
 
-const root = Command.make("harness").pipe(
-  Command.withDescription("effect-harness: an Effect-native coding agent"),
-  Command.withSubcommands([Run.command, Chat.command, Sessions.command])
-)
-
-const cli = Command.run(root, { name: "harness", version: identity.version })
-
-const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
-  if (Exit.isSuccess(exit)) return ExitCode.Ok
-  const cause = exit.cause
-  if (Cause.isInterruptedOnly(cause)) return ExitCode.Cancelled
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    if (error instanceof CliError) {
-      if (error.message !== "") process.stderr.write(`${error.message.split("\n")[0]}\n`)
-      return error.exitCode
-    }
-    // @effect/cli has already printed the usage problem and help
-    if (ValidationError.isValidationError(error)) return ExitCode.Usage
-    const message = typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
-    process.stderr.write(`error: ${message.split("\n")[0]}\n`)
-    return ExitCode.Internal
-  }
-  process.stderr.write(`internal error:\n${Cause.pretty(cause)}\n`)
-  return ExitCode.Internal
+const args = process.argv.slice(2)
+if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
+  process.stdout.write(`${packageJson.version}\n`)
+} else {
+  await import("./Program.js")
 }
-
-// `harness run ... | head` closes stdout early: stop quietly instead of crashing on EPIPE
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? ExitCode.Ok)
-    throw error
-  })
-}
-
-const fiber = Effect.runFork(cli(process.argv).pipe(Effect.provide(NodeContext.layer)))
-fiber.addObserver((exit) => {
-  process.exitCode = exitCodeOf(exit)
-})
