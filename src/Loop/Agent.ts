@@ -44,6 +44,9 @@
  *   (requires stored history), `{ _tag: "Fork", from, boundary?, id? }`.
  * - Disposal waits for the running turn to observe the abort; work that is not under the step
  *   signal (e.g. a hanging `turn-continuation` listener) delays disposal until it returns.
+ *   `dispose` called from inside the agent's own driver (a listener, a tool body) marks the agent
+ *   disposed and aborts the step at once, and finishes in the background (no self-deadlock);
+ *   closing the agent's scope still awaits the full disposal.
  *
  * @since 0.1.0
  */
@@ -52,6 +55,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -191,6 +195,9 @@ export interface Service {
  * @category tags
  */
 export class AgentFactory extends Context.Tag("effect-harness/Loop/AgentFactory")<AgentFactory, Service>() {}
+
+/** The agents whose driver the current fiber runs in (or descends from). */
+const driverFibers: FiberRef.FiberRef<ReadonlySet<string>> = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
 
 const invalidInput = (what: string, message: string) =>
   new AgentError({ code: "INVALID_INPUT", message: `${what}: ${message}` })
@@ -365,17 +372,28 @@ export const makeFactory: Effect.Effect<
       })
 
       let driver: Fiber.RuntimeFiber<void> | undefined
+      // begin (uninterruptible, once): mark disposed, abort the step, publish, wake the driver;
+      // the rest runs once in a daemon fiber; every caller awaits its end (except the driver
+      // itself, which must not wait for itself)
       const dispose: Effect.Effect<void> = Effect.gen(function*() {
-        const first = yield* Ref.modify(state, (s) =>
-          s.disposed
-            ? [Option.none(), s] as const
-            : [Option.some(s.signal), { ...s, disposed: true, status: "disposed" as const }] as const)
-        if (Option.isNone(first)) return yield* Deferred.await(exited)
-        const signal = first.value
-        if (signal !== undefined) yield* StepSignal.abort(signal, { _tag: "Disposed" })
-        yield* SubscriptionRef.set(status, "disposed")
-        yield* hooks.status.run(session.id, { agent, status: "disposed" })
-        yield* Queue.offer(wake, undefined)
+        yield* Effect.uninterruptible(Effect.gen(function*() {
+          const first = yield* Ref.modify(state, (s) =>
+            s.disposed
+              ? [Option.none(), s] as const
+              : [Option.some(s.signal), { ...s, disposed: true, status: "disposed" as const }] as const)
+          if (Option.isNone(first)) return
+          const signal = first.value
+          if (signal !== undefined) yield* StepSignal.abort(signal, { _tag: "Disposed" })
+          yield* SubscriptionRef.set(status, "disposed")
+          yield* hooks.status.run(session.id, { agent, status: "disposed" })
+          yield* Queue.offer(wake, undefined)
+          yield* Effect.forkDaemon(finish)
+        }))
+        if ((yield* FiberRef.get(driverFibers)).has(session.id)) return
+        yield* Deferred.await(exited)
+      })
+
+      const finish: Effect.Effect<void> = Effect.gen(function*() {
         if (driver !== undefined) yield* Fiber.await(driver)
         yield* FiberSet.awaitEmpty(tracked)
         const flushed = yield* Effect.either(acquired.flush)
@@ -384,8 +402,8 @@ export const makeFactory: Effect.Effect<
         }
         const waiters = yield* Ref.modify(state, (s) => [s.idleWaiters, { ...s, idleWaiters: [] }] as const)
         yield* Effect.forEach(waiters, (d) => Deferred.succeed(d, undefined), { discard: true })
-        yield* Deferred.succeed(exited, undefined)
         yield* hooks.disposed.run(session.id, { agent })
+        yield* Deferred.succeed(exited, undefined)
       })
 
       const agent: Agent = {
@@ -442,7 +460,9 @@ export const makeFactory: Effect.Effect<
       // L-7: publish, session-start, then the driver
       yield* hooks.created.run(session.id, { agent })
       yield* hooks.sessionStart.run(session.id, { agent, source: acquired.source })
-      driver = yield* Effect.forkScoped(Driver.run(runtime))
+      driver = yield* Effect.forkScoped(
+        Effect.locallyWith(Driver.run(runtime), driverFibers, (ids) => new Set([...ids, session.id]))
+      )
       yield* Effect.addFinalizer(() => dispose)
       return agent
     })

@@ -421,4 +421,19 @@ describe("Agent", () => {
       const order = yield* Effect.flip(TestKit.agent({ systemPrompt: { toolOrder: ["a", "b"] } }))
       expect(order._tag === "SystemPromptError" ? order.code : order._tag).toBe("INVALID_TOOL_ORDER")
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
+
+  it.scoped("[L-8,DEC-10] dispose from inside the agent's own tool body: no self-deadlock, the turn ends disposed", () =>
+    Effect.gen(function*() {
+      const holder: { dispose?: Effect.Effect<void> } = {}
+      const disposer = tool("disposer", () =>
+        Effect.as(holder.dispose ?? Effect.void, [ContentBlock.text("disposing")]))
+      const t = yield* TestKit.agent({ tools: [disposer] })
+      holder.dispose = t.agent.dispose
+      yield* t.agent.send(text("go"))
+      yield* t.agent.whenIdle
+      expect(yield* t.agent.status).toBe("disposed")
+      expect(yield* t.turnEnds).toEqual([{ kind: "disposed" }])
+      Reconstruction.expectBalanced(yield* t.events)
+      expect(yield* Reconstruction.verify(t.agent.session, yield* t.requests)).toBe(1)
+    }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.call("c1", "disposer", "{}")] }))))
 })
