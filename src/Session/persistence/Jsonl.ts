@@ -37,6 +37,8 @@
  * from turn numbers (S-17), so nothing can go stale. Files that are empty, header-less, of another
  * format version or whose name is not an encoded id are skipped; a missing root means no sessions.
  *
+ * [DECISION] Sessions hold whole conversations, so directories are created `0700` and logs `0600`.
+ *
  * Ids are unique across cwd buckets: `create` rejects an id stored in any bucket (D-2), and the
  * first write checks again (D-8). Operations on one id are serialized within an instance.
  *
@@ -88,6 +90,9 @@ const bucketRe = /^(cwd-[0-9a-f]{12}|_no-cwd)$/
 const WINDOW = 64 * 1024
 const PROMPT_SCAN_LIMIT = 1024 * 1024
 const NL = 10
+/** sessions hold conversations: private to the user */
+const DIR_MODE = 0o700
+const FILE_MODE = 0o600
 
 /**
  * The bucket directory name of a cwd (`cwd-<12 hex>` or `_no-cwd`).
@@ -344,7 +349,7 @@ export const make = (
           )
         }
         const dir = path.dirname(entry.path)
-        yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(ioError(dir, "create directory")))
+        yield* fs.makeDirectory(dir, { recursive: true, mode: DIR_MODE }).pipe(Effect.mapError(ioError(dir, "create directory")))
         const tmp = path.join(dir, `.${path.basename(entry.path)}.${Lock.randomToken()}.tmp`)
         let text = `${JSON.stringify(Records.headerRecord(entry.header))}\n`
         for (const event of events) text += `${Records.encodeEvent(event)}\n`
@@ -352,7 +357,7 @@ export const make = (
         yield* Effect.gen(function*() {
           yield* Effect.scoped(
             Effect.gen(function*() {
-              const handle = yield* fs.open(tmp, { flag: "wx" })
+              const handle = yield* fs.open(tmp, { flag: "wx", mode: FILE_MODE })
               yield* handle.writeAll(bytes)
               yield* handle.sync
             })
@@ -369,6 +374,8 @@ export const make = (
           )
         }).pipe(Effect.ensuring(removeIfPresent(tmp).pipe(Effect.catchAll((e) => Effect.logWarning(e.message)))))
         yield* fsyncDirectory(dir)
+        // the bucket itself may be new
+        yield* fsyncDirectory(root)
         entry.stored = true
         entry.size = bytes.byteLength
         entry.nextSeq = events.length
@@ -571,7 +578,9 @@ export const make = (
     const lock = (id: SessionId) =>
       Effect.gen(function*() {
         const encoded = yield* encodeId(id)
-        yield* fs.makeDirectory(locksDir, { recursive: true }).pipe(Effect.mapError(ioError(locksDir, "create directory")))
+        yield* fs.makeDirectory(locksDir, { recursive: true, mode: DIR_MODE }).pipe(
+          Effect.mapError(ioError(locksDir, "create directory"))
+        )
         yield* Lock.acquire(lockStore(encoded), id)
       })
 

@@ -238,7 +238,7 @@ export const fileStore = (fs: FileSystem.FileSystem, lockPath: string): Store =>
     describe: lockPath,
     tryInsert: (owner) => {
       const tmp = `${lockPath}.${owner.token}.tmp`
-      return fs.writeFileString(tmp, JSON.stringify(owner), { flag: "wx" }).pipe(
+      return fs.writeFileString(tmp, JSON.stringify(owner), { flag: "wx", mode: 0o600 }).pipe(
         Effect.mapError(ioError(tmp, "write")),
         Effect.zipRight(
           fs.link(tmp, lockPath).pipe(

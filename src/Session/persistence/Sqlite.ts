@@ -17,10 +17,10 @@
  * WAL journal, `synchronous = FULL` (a commit is durable when it resolves), foreign keys on. Every
  * write is one `BEGIN IMMEDIATE` transaction on a reserved connection: the first append inserts the
  * sessions row and the batch together; later appends check the stored next seq and insert the
- * batch; a load reads the log and, when it is torn or interrupted, deletes the torn rows and inserts
- * the closers in the same transaction (D-4). `IMMEDIATE` takes the write lock up front, so a
- * concurrent process waits for it (better-sqlite3's 5 s busy timeout) instead of failing with a
- * stale snapshot.
+ * batch; a load reads the log in a deferred (snapshot) transaction and, only when it is torn or
+ * interrupted, reads it again under `IMMEDIATE` and deletes the torn rows and inserts the closers
+ * in that one transaction (D-4). `IMMEDIATE` takes the write lock up front, so a concurrent process
+ * waits for it (better-sqlite3's 5 s busy timeout) instead of failing with a stale snapshot.
  *
  * Torn vs corrupt (D-5) uses the rules of `Records.scan` over the rows in seq order: a row whose
  * seq is not its position (a gap) or whose JSON does not parse ends the preserved prefix. Errors
@@ -43,6 +43,7 @@ import type * as SqlConnection from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as ConfigError from "effect/ConfigError"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -110,6 +111,9 @@ const SCHEMA = [
 const INSERT_CHUNK = 100
 
 type Row = { readonly [column: string]: unknown }
+
+/** internal: a read-only load found something to repair */
+class NeedsWrite extends Data.TaggedError("NeedsWrite")<{}> {}
 type Run = (sql: string, params?: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>
 
 interface Entry {
@@ -187,14 +191,20 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
     const autocommit = <A, E>(f: (run: Run) => Effect.Effect<A, E>): Effect.Effect<A, E | SessionError.SessionError> =>
       Effect.scoped(Effect.flatMap(Effect.mapError(sql.reserve, ioError("connect")), (conn) => f(runOn(conn))))
 
-    /** one `BEGIN IMMEDIATE` transaction: committed on success, rolled back on any failure */
-    const transaction = <A, E>(f: (run: Run) => Effect.Effect<A, E>): Effect.Effect<A, E | SessionError.SessionError> =>
+    /**
+     * One transaction, committed on success, rolled back on any failure: `IMMEDIATE` (takes the
+     * write lock up front) for writes, `DEFERRED` for reads (a WAL snapshot; never blocks writers).
+     */
+    const transaction = <A, E>(
+      f: (run: Run) => Effect.Effect<A, E>,
+      mode: "IMMEDIATE" | "DEFERRED" = "IMMEDIATE"
+    ): Effect.Effect<A, E | SessionError.SessionError> =>
       Effect.scoped(
         Effect.uninterruptibleMask((restore) =>
           Effect.gen(function*() {
             const conn = yield* Effect.mapError(sql.reserve, ioError("connect"))
             const run = runOn(conn)
-            yield* run("BEGIN IMMEDIATE")
+            yield* run(`BEGIN ${mode}`)
             const exit = yield* Effect.exit(restore(f(run)))
             if (Exit.isSuccess(exit)) {
               const committed = yield* Effect.exit(run("COMMIT"))
@@ -270,7 +280,11 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
 
     // -- load -----------------------------------------------------------------------------------
 
-    const loadIn = (run: Run, id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
+    const loadIn = (
+      run: Run,
+      id: string,
+      writable: boolean
+    ): Effect.Effect<Loaded, SessionError.SessionError | NeedsWrite> =>
       Effect.gen(function*() {
         const headerRows = yield* run("SELECT * FROM sessions WHERE id = ?", [id])
         const headerRow = headerRows[0]
@@ -314,6 +328,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
           )
         }
         const closers = Repair.repair(result.events)
+        if (!writable && (result.dropped > 0 || closers.length > 0)) return yield* Effect.fail(new NeedsWrite())
         if (result.dropped > 0) {
           yield* run("DELETE FROM events WHERE session_id = ? AND seq >= ?", [id, result.events.length])
         }
@@ -322,6 +337,12 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
         entries.set(id, { header: decoded.header, stored: true })
         return { header: decoded.header, events, repaired: closers, truncated: result.dropped }
       })
+
+    /** load inside a write transaction, repairing when needed */
+    const loadRepairing = (run: Run, id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
+      loadIn(run, id, true).pipe(
+        Effect.catchTag("NeedsWrite", () => Effect.dieMessage("unreachable: a writable load never asks for write access"))
+      )
 
     const insertEvents = (run: Run, id: string, events: ReadonlyArray<SessionEvent>) =>
       Effect.gen(function*() {
@@ -341,7 +362,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
           let entry = entries.get(id)
           if (entry === undefined) {
             // known only from storage: adopt it first (load + repair, D-3)
-            yield* loadIn(run, id)
+            yield* loadRepairing(run, id)
             entry = entries.get(id)!
           }
           const existing = yield* run("SELECT version FROM sessions WHERE id = ?", [id])
@@ -439,7 +460,13 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
       locate: () => undefined,
       create,
       append: (id, events) => (events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events))),
-      load: (id) => serialized(id)(transaction((run) => loadIn(run, id))),
+      load: (id) =>
+        serialized(id)(
+          transaction((run) => loadIn(run, id, false), "DEFERRED").pipe(
+            // torn or interrupted: read again and repair under the write lock, in one transaction
+            Effect.catchTag("NeedsWrite", () => transaction((run) => loadRepairing(run, id)))
+          )
+        ),
       list,
       exists: isStored,
       lock
@@ -466,7 +493,7 @@ export const layer = (
       const filename = options.filename ?? (yield* DataDir.sqliteFile)
       if (filename !== ":memory:") {
         const dir = path.dirname(path.resolve(filename))
-        yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeDirectory(dir, { recursive: true })).pipe(
+        yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeDirectory(dir, { recursive: true, mode: 0o700 })).pipe(
           Effect.provide(NodeFileSystem.layer),
           Effect.mapError((e) => SessionError.make("IO", `create directory ${dir}: ${e.message}`, { file: dir, cause: e }))
         )

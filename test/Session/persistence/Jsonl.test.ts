@@ -51,6 +51,9 @@ describe("Jsonl backend", () => {
         `{"type":"turn/start","seq":0,"time":${b.events[0]!.time},"data":{"turn":0,"trigger":{"kind":"message","source":{"kind":"user"}}}}`
       )
       expect(yield* Effect.promise(() => fsp.readdir(path.dirname(expected)))).toEqual([path.basename(expected)])
+      // [DECISION] private: conversations are the user's
+      expect((yield* Effect.promise(() => fsp.stat(expected))).mode & 0o777).toBe(0o600)
+      expect((yield* Effect.promise(() => fsp.stat(path.dirname(expected)))).mode & 0o777).toBe(0o700)
       expect((yield* p.list()).map((s) => s.header.id)).toEqual([h.id])
       expect((yield* p.list())[0]!.location).toEqual({ kind: "jsonl", path: expected })
     }))
