@@ -34,9 +34,18 @@ import type * as ToolRegistry from "../ToolRegistry.js"
 /**
  * Where the turn enclosure is (S-16): `opening` until `turn/start` committed, `closing` from the
  * `turn/end` append on. Injections arriving while `opening`/`closing` wait in `pending`.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type Phase = "none" | "opening" | "open" | "closing"
 
+/**
+ * The shared state of one agent (one `Ref`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface AgentState {
   readonly status: Hooks.Status
   readonly disposed: boolean
@@ -54,6 +63,12 @@ export interface AgentState {
   readonly lastTurn: number
 }
 
+/**
+ * The state of a fresh agent whose log ends at turn `lastTurn`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const initialState = (lastTurn: number): AgentState => ({
   status: "idle",
   disposed: false,
@@ -67,12 +82,23 @@ export const initialState = (lastTurn: number): AgentState => ({
   lastTurn
 })
 
-/** Per loop instance (L-12.5, L-12.8, S-19). */
+/**
+ * Per loop instance: the cached session prefix and whether a request was made (L-12.5, L-12.8, S-19).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface InstanceState {
   readonly prefix: Option.Option<ReadonlyArray<Message>>
   readonly requested: boolean
 }
 
+/**
+ * What a tool batch needs (the `ToolScheduler.runBatch` input).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BatchInput {
   readonly session: Session
   readonly agent: Hooks.HookAgent
@@ -84,12 +110,24 @@ export interface BatchInput {
   readonly contexts: BatchContexts.BatchContexts
 }
 
+/**
+ * The agent options the steps read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ResolvedOptions {
   readonly provider: string | undefined
   readonly model: string | undefined
   readonly toolOrder: ReadonlyArray<string> | undefined
 }
 
+/**
+ * Everything one agent's driver, turns and steps share.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Runtime {
   readonly agent: Hooks.HookAgent
   readonly session: Session
@@ -108,7 +146,12 @@ export interface Runtime {
   readonly tracked: FiberSet.FiberSet<void, never>
 }
 
-/** Turn-local counters, owned by the driver fiber. */
+/**
+ * Turn-local counters, owned by the driver fiber (never shared with another fiber).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface TurnContext {
   readonly turn: number
   step: number
@@ -117,7 +160,12 @@ export interface TurnContext {
   retryAttempt: number
 }
 
-/** An ordinary turn failure with the step it happened at (L-11.5). */
+/**
+ * An ordinary turn failure with the step it happened at (L-11.5).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class TurnFailure extends Data.TaggedError("TurnFailure")<{
   readonly step: number
   readonly message: string
@@ -137,7 +185,12 @@ const codeOf = (value: unknown): string | undefined => {
   return undefined
 }
 
-/** Message and code of a failure value (T-6 rendering; `code` only when the value carries one). */
+/**
+ * Message and code of a failure value (T-6 rendering; `code` only when the value carries one).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const describe = (value: unknown): { readonly message: string; readonly code?: string } => {
   if (value instanceof HookFailure) {
     const code = codeOf(value.cause)
@@ -148,7 +201,12 @@ export const describe = (value: unknown): { readonly message: string; readonly c
   return code === undefined ? { message } : { message, code }
 }
 
-/** Converts a cause into a {@link TurnFailure} at `step` (interruption is re-raised). */
+/**
+ * Converts a cause into a {@link TurnFailure} at `step` (interruption is re-raised).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toTurnFailure = (step: number) => (cause: Cause.Cause<unknown>): Effect.Effect<never, TurnFailure> => {
   if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
   const failure = Cause.failureOption(cause)
@@ -160,12 +218,20 @@ export const toTurnFailure = (step: number) => (cause: Cause.Cause<unknown>): Ef
   )
 }
 
-/** Emits one agent error (contained notification). */
+/**
+ * Emits one agent error (contained notification).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const report = (rt: Runtime, error: Hooks.AgentFailure): Effect.Effect<void> =>
   rt.hooks.error.run(rt.agent.id, { agent: rt.agent, error })
 
 /**
  * What ends the turn now, if anything: disposal wins, then the signal's reason, then the marker.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const abortReason = (rt: Runtime, signal: StepSignal.StepSignal | undefined): Effect.Effect<Option.Option<TurnEndReason>> =>
   Effect.gen(function*() {
@@ -182,7 +248,12 @@ export const abortReason = (rt: Runtime, signal: StepSignal.StepSignal | undefin
     return Option.map(s.inbox.marker, (reason): TurnEndReason => ({ kind: "aborted", reason }))
   })
 
-/** Appends one `context/message`. */
+/**
+ * Appends one `context/message`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const appendContext = (session: Session, context: HookContext) =>
   session.append({
     type: "context/message",

@@ -17,26 +17,62 @@ import type * as Session from "../../Session/Session.js"
 import type { SessionError } from "../../Session/SessionError.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 
+/**
+ * Which session an agent runs over.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Choice =
   | { readonly _tag: "New"; readonly id?: string; readonly cwd?: string }
   | { readonly _tag: "Auto"; readonly id: string; readonly cwd?: string }
   | { readonly _tag: "Resume"; readonly id: string }
   | { readonly _tag: "Fork"; readonly from: string; readonly boundary?: number; readonly id?: string }
 
+/**
+ * A live session, how it was obtained (`session-start` source) and its flush checkpoint.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Acquired {
   readonly session: Session.Session
   readonly source: "startup" | "resume"
   readonly flush: Effect.Effect<void, SessionError>
 }
 
+/**
+ * What the factory needs to obtain sessions.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = SessionStore.SessionStore
 
+/**
+ * What the in-memory test layer provides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Provided = SessionStore.SessionStore
 
+/**
+ * Obtains live sessions for agents.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Sessions {
   readonly acquire: (choice: Choice, label: string) => Effect.Effect<Acquired, SessionError, Scope.Scope>
 }
 
+/**
+ * Builds the session source over the `SessionStore` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<Sessions, never, Requirements> = Effect.map(SessionStore.SessionStore, (store) => {
   const acquired = (session: Session.Session, source: "startup" | "resume"): Acquired => ({
     session,
@@ -67,4 +103,10 @@ export const make: Effect.Effect<Sessions, never, Requirements> = Effect.map(Ses
   }
 })
 
+/**
+ * A `SessionStore` over in-memory persistence.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<Provided> = SessionStore.layerMemory
