@@ -10,6 +10,9 @@
  *   of every directory, most recent first), `/exit`.
  * - Mutating tools ask for approval on the terminal unless `--yes`; without a terminal they are
  *   denied with a reason the model can read.
+ * - Without a terminal (stdin piped from a file or a program) chat is a script: each line waits for
+ *   the previous turn to settle before it is read, so `printf 'q1\nq2\n' | harness chat` runs two
+ *   turns in order (steering needs a person at a terminal).
  *
  * @since 0.1.0
  */
@@ -40,6 +43,8 @@ type Input =
   | { readonly _tag: "Interrupt" }
   | { readonly _tag: "Eof" }
 
+const interrupt: Input = { _tag: "Interrupt" }
+
 const help = [
   "Type a prompt and press Enter. While the agent works, Enter steers the running turn.",
   "Ctrl-C cancels the running turn; Ctrl-C again (or while idle) exits. Ctrl-D exits.",
@@ -64,6 +69,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
     yield* Run.announce(choice)
     const interactive = process.stdin.isTTY === true
     const inputs = yield* Queue.unbounded<Input>()
+    const interrupts = yield* Queue.unbounded<Input>()
     // an approval question pending on the terminal takes the next line as its answer
     let answer: ((line: string | undefined) => void) | undefined
     yield* Effect.acquireRelease(
@@ -76,12 +82,12 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
             reply(text)
           } else Queue.unsafeOffer(inputs, { _tag: "Line", text })
         })
-        rl.on("SIGINT", () => Queue.unsafeOffer(inputs, { _tag: "Interrupt" }))
+        rl.on("SIGINT", () => Queue.unsafeOffer(interrupts, interrupt))
         rl.on("close", () => {
           answer?.(undefined)
           Queue.unsafeOffer(inputs, { _tag: "Eof" })
         })
-        const onSigint = () => Queue.unsafeOffer(inputs, { _tag: "Interrupt" })
+        const onSigint = () => Queue.unsafeOffer(interrupts, interrupt)
         process.on("SIGINT", onSigint)
         return { rl, onSigint }
       }),
@@ -148,7 +154,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
       let agent = yield* open(false)
       let cancelling = false
       while (true) {
-        const input = yield* Queue.take(inputs)
+        const input = yield* Effect.raceFirst(Queue.take(interrupts), Queue.take(inputs))
         const status = yield* agent.status
         if (input._tag === "Eof") {
           yield* agent.whenIdle
@@ -177,7 +183,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
           } else if (name === "/sessions") {
             const stored = yield* store.stored().pipe(Effect.orElseSucceed(() => []))
             const lines = stored.slice(0, 20).map((s) =>
-              `${s.header.id}  ${new Date(s.updatedAt).toISOString().slice(0, 16)}  ${s.turns} turns  ${s.firstPrompt ?? ""}`
+              `${s.header.id}  ${new Date(s.updatedAt).toISOString().slice(0, 16)}  ${s.turns} turn${s.turns === 1 ? "" : "s"}  ${s.firstPrompt ?? ""}`
             )
             yield* err(`${lines.length === 0 ? "no stored sessions" : lines.join("\n")}\n› `)
           } else yield* err(`unknown command ${name} (try /help)\n› `)
@@ -186,6 +192,17 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         const content = [ContentBlock.text(input.text)]
         const sent = status === "running" ? agent.steer(content) : agent.send(content)
         yield* sent.pipe(Effect.catchAll((e) => err(`error: ${e.message}\n`)))
+        if (!interactive) {
+          // script mode: the next line waits for this turn; Ctrl-C still cancels it
+          const settled = yield* Effect.raceFirst(
+            Effect.as(agent.whenIdle, true),
+            Effect.as(Queue.take(interrupts), false)
+          )
+          if (!settled) {
+            yield* agent.cancel("cancelled by the user")
+            yield* agent.whenIdle
+          }
+        }
       }
     })
     yield* program.pipe(Effect.provide(HarnessLayer.layer(setup)))
