@@ -63,7 +63,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Adapter, type LlmAdapter, type ModelInfo, type ProviderInfo } from "./LlmAdapter.js"
-import { type LlmError, ProviderError, RegistryError } from "./LlmError.js"
+import { type LlmError, messageOf, ProviderError, RegistryError } from "./LlmError.js"
 import type * as Message from "./Message.js"
 import * as Retry from "./Retry.js"
 import type { StreamChunk } from "./StreamChunk.js"
@@ -216,18 +216,6 @@ export const forwardReplayState = (
 const freezeLike = <A extends object>(original: object, copy: A): A =>
   Object.isFrozen(original) ? Object.freeze(copy) : copy
 
-const messageOf = (value: unknown): string => {
-  try {
-    if (value instanceof Error) return value.message
-    if (typeof value === "object" && value !== null && "message" in value) {
-      const m = (value as { message: unknown }).message
-      if (typeof m === "string") return m
-    }
-    return String(value)
-  } catch {
-    return "<unprintable thrown value>"
-  }
-}
 
 const codeOf = (value: unknown): string | undefined => {
   try {

@@ -101,6 +101,27 @@ export type LlmError = ProviderError | RegistryError
 export const LlmError = Schema.Union(ProviderError, RegistryError)
 
 /**
+ * Renders any failure value as a message (T-6): `error.message`, a thrown object's string
+ * `message`, or `String(value)`; `<unprintable thrown value>` when none can be read (a hostile
+ * proxy or a throwing `toString`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const messageOf = (value: unknown): string => {
+  try {
+    if (value instanceof Error) return value.message
+    if (typeof value === "object" && value !== null && "message" in value) {
+      const m = (value as { message: unknown }).message
+      if (typeof m === "string") return m
+    }
+    return String(value)
+  } catch {
+    return "<unprintable thrown value>"
+  }
+}
+
+/**
  * Builds a {@link ProviderError}.
  *
  * @since 0.1.0

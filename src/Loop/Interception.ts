@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as LlmError from "../Llm/LlmError.js"
 
 /**
  * A listener failed (its error is kept as `cause`). `message` is the listener's error message.
@@ -55,24 +56,12 @@ interface Entry<L> {
 }
 
 /**
- * Renders any failure value as a message (T-6): `error.message`, a thrown object's string
- * `message`, or `String(value)`; `<unprintable thrown value>` when none can be read.
+ * Renders any failure value as a message (T-6); shared with the `Llm` service.
  *
  * @since 0.1.0
  * @category utils
  */
-export const messageOf = (value: unknown): string => {
-  try {
-    if (value instanceof Error) return value.message
-    if (typeof value === "object" && value !== null && "message" in value) {
-      const m = (value as { message: unknown }).message
-      if (typeof m === "string") return m
-    }
-    return String(value)
-  } catch {
-    return "<unprintable thrown value>"
-  }
-}
+export const messageOf: (value: unknown) => string = LlmError.messageOf
 
 const toFailure = (point: string) => (cause: Cause.Cause<unknown>): Effect.Effect<never, HookFailure> => {
   if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
