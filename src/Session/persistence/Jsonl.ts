@@ -62,6 +62,7 @@ import type { Loaded, Location, Service, SessionSummary } from "../SessionPersis
 import { SessionPersistence } from "../SessionPersistence.js"
 import * as DataDir from "./DataDir.js"
 import * as IdEncoding from "./IdEncoding.js"
+import * as PerId from "./PerId.js"
 import * as Lock from "./Lock.js"
 import * as Records from "./Records.js"
 import * as Summary from "./Summary.js"
@@ -242,17 +243,7 @@ export const make = (
     const fs = yield* FileSystem.FileSystem
     const root = path.resolve(options.root ?? (yield* DataDir.sessionsRoot))
     const entries = new Map<string, Entry>()
-    const semaphores = new Map<string, Effect.Semaphore>()
-
-    const serialized = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.suspend(() => {
-        let sem = semaphores.get(id)
-        if (sem === undefined) {
-          sem = Effect.unsafeMakeSemaphore(1)
-          semaphores.set(id, sem)
-        }
-        return sem.withPermits(1)(effect)
-      })
+    const serialized = PerId.makeSerializer()
 
     const fileIn = (bucket: string, encoded: string) => path.join(root, bucket, `${encoded}.jsonl`)
 

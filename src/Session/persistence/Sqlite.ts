@@ -57,6 +57,7 @@ import type { Loaded, Service, SessionSummary } from "../SessionPersistence.js"
 import { SessionPersistence } from "../SessionPersistence.js"
 import * as DataDir from "./DataDir.js"
 import * as Lock from "./Lock.js"
+import * as PerId from "./PerId.js"
 import * as Records from "./Records.js"
 import * as Summary from "./Summary.js"
 
@@ -245,16 +246,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
     )
 
     const entries = new Map<string, Entry>()
-    const semaphores = new Map<string, Effect.Semaphore>()
-    const serialized = (id: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.suspend(() => {
-        let sem = semaphores.get(id)
-        if (sem === undefined) {
-          sem = Effect.unsafeMakeSemaphore(1)
-          semaphores.set(id, sem)
-        }
-        return sem.withPermits(1)(effect)
-      })
+    const serialized = PerId.makeSerializer()
 
     const lockStore = (run: (f: (run: Run) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>, id: string): Lock.Store => ({
       describe: `${file} (locks row of session ${JSON.stringify(id)})`,
