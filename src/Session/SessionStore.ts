@@ -9,7 +9,9 @@
  *   observers run). `flush(id)` drains the buffer durably with one `persistence.append`; a failed
  *   drain keeps the buffer for the next flush and fails `flush` with the backend error (it is
  *   never logged as an event). Flushes of one session are serialized. The loop calls `flush` at
- *   every turn end, idle injection and disposal.
+ *   every turn end, idle injection and disposal. A drained batch made only of the session's own
+ *   commits is handed over vouched for (`Validate.committedBatch`), so the backend does not copy
+ *   and re-validate events the session already validated; a fork seed is validated as usual.
  * - Release (closing the scope): waits for an in-flight flush, drains once more, unregisters,
  *   then releases the lock. A drain failure at release cannot propagate from a finalizer: it is
  *   logged as an error (the events stay unpersisted; DEC-10).
@@ -40,6 +42,7 @@ import type { SessionEvent, SessionHeader } from "./SessionEvent.js"
 import { FORMAT_VERSION } from "./SessionEvent.js"
 import type { SessionSummary } from "./SessionPersistence.js"
 import { SessionPersistence } from "./SessionPersistence.js"
+import * as Validate from "./Validate.js"
 
 /**
  * Options of `create`.
@@ -95,6 +98,8 @@ interface Entry {
   readonly session: Session.Session
   readonly buffer: Array<SessionEvent>
   readonly flushLock: Effect.Semaphore
+  /** how many events at the head of `buffer` did not come from the session's commits (a fork seed) */
+  untrusted: number
 }
 
 /**
@@ -113,11 +118,16 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
 
   const drain = (id: string, entry: Entry): Effect.Effect<void, SessionError> =>
     entry.flushLock.withPermits(1)(Effect.suspend(() => {
-      const batch = entry.buffer.slice()
-      if (batch.length === 0) return Effect.void
+      if (entry.buffer.length === 0) return Effect.void
+      // committed events are vouched for (the backend skips re-validating them); a fork seed is not
+      const batch = entry.untrusted > 0 ? entry.buffer.slice() : Validate.committedBatch(entry.buffer)
       return Effect.tap(
         persistence.append(id as SessionId, batch),
-        () => Effect.sync(() => entry.buffer.splice(0, batch.length))
+        () =>
+          Effect.sync(() => {
+            entry.buffer.splice(0, batch.length)
+            entry.untrusted = Math.max(0, entry.untrusted - batch.length)
+          })
       )
     }))
 
@@ -138,7 +148,12 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
         const session = yield* build((event) => {
           buffer.push(event)
         })
-        const entry: Entry = { session, buffer, flushLock: yield* Effect.makeSemaphore(1) }
+        const entry: Entry = {
+          session,
+          buffer,
+          flushLock: yield* Effect.makeSemaphore(1),
+          untrusted: initialBuffer.length
+        }
         live.set(header.id, entry)
         return entry
       }),

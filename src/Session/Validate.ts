@@ -33,12 +33,10 @@ const appendKeys: ReadonlySet<string> = new Set(["type", "data", "surfaceOp", "s
 const storedKeys: ReadonlySet<string> = new Set(["type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs"])
 
 /**
- * Events built here (by {@link appendInput} or {@link storedEvent}): deeply frozen lossless JSON
- * that passed every envelope, payload and surface-shape rule. Being immutable, such an event would
- * pass those rules again unchanged, so {@link batch} accepts it as is instead of copying it again
- * (the D-7 flush hands back exactly the events the session committed).
+ * Batches vouched for by {@link committedBatch}: frozen arrays of events a live session committed
+ * (built by {@link appendInput}, deeply frozen, already valid), which {@link batch} takes as is.
  */
-const validated = new WeakSet<SessionEvent>()
+const vouched = new WeakSet<ReadonlyArray<SessionEvent>>()
 
 const guards: Record<string, (u: unknown) => boolean> = {}
 for (const [type, schema] of Object.entries(payloadSchemas)) guards[type] = Schema.is(schema as Schema.Schema.AnyNoContext)
@@ -149,7 +147,6 @@ const deltaChunkEvent = (input: unknown, seq: number, time: number): SessionEven
       time,
       data: Object.freeze({ turn, step, chunk: Object.freeze({ type: chunkType, index, text }) })
     }) as unknown as SessionEvent
-    validated.add(frozen)
     return frozen
   } catch {
     return undefined
@@ -210,8 +207,22 @@ const build = (
   const event: Record<string, unknown> = { type, seq, time, data }
   if (surfaceOp !== undefined) event["surfaceOp"] = surfaceOp
   if (sources !== undefined) event["sourceEventSeqs"] = sources
-  const frozen = Object.freeze(event) as unknown as SessionEvent
-  validated.add(frozen)
+  return Object.freeze(event) as unknown as SessionEvent
+}
+
+/**
+ * A frozen copy of `events` that {@link batch} accepts without copying or re-validating each
+ * event (only seq contiguity and `time` are checked). Use it ONLY for events a live session
+ * committed (what `Session.make`'s `onCommit` receives): they were validated against the live
+ * surface (a stricter check than a batch's) and are deeply frozen, so validating them again would
+ * give the same result. The D-7 write path of `SessionStore` uses it.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const committedBatch = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<SessionEvent> => {
+  const frozen = Object.freeze(events.slice())
+  vouched.add(frozen)
   return frozen
 }
 
@@ -309,6 +320,7 @@ export const batch = (
   nextSeq: number
 ): Either.Either<ReadonlyArray<SessionEvent>, SessionError.SessionError> => {
   const out: Array<SessionEvent> = new Array(events.length)
+  const trusted = vouched.has(events as ReadonlyArray<SessionEvent>)
   for (let i = 0; i < events.length; i++) {
     const raw = events[i]
     const expected = nextSeq + i
@@ -326,9 +338,9 @@ export const batch = (
         )
       )
     }
-    // an event this module built is immutable and already valid (its seq was checked above; its
-    // time is checked again because a live append takes it from the clock unchecked)
-    if (validated.has(raw as SessionEvent) && isSafeNat((raw as SessionEvent).time)) {
+    // a committed event is immutable and already valid (its seq was checked above; its time is
+    // checked again because a live append takes it from the clock unchecked)
+    if (trusted && isSafeNat((raw as SessionEvent).time)) {
       out[i] = raw as SessionEvent
       continue
     }
