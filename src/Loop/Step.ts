@@ -42,6 +42,7 @@
  *
  * @since 0.1.0
  */
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -284,19 +285,17 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
       signal,
       Effect.either(
         rt.llm.stream(request).pipe(
-          // log each chunk before the assembler sees it; one Effect per stream chunk-batch
+          // log each chunk before the assembler sees it; one append batch per stream chunk-batch
+          // (each chunk still its own `assistant/chunk` event, in order)
           Stream.mapChunksEffect((chunks) =>
             Effect.as(
-              Effect.forEach(
-                chunks,
-                (chunk) =>
-                  Effect.map(
-                    rt.session.append({ type: "assistant/chunk", data: { turn, step, chunk } }),
-                    (event) => {
-                      seqs.push(event.seq)
-                    }
-                  ),
-                { discard: true }
+              Effect.map(
+                rt.session.appendAll(
+                  Chunk.toReadonlyArray(chunks).map((chunk) => ({ type: "assistant/chunk", data: { turn, step, chunk } }))
+                ),
+                (events) => {
+                  for (const event of events) seqs.push(event.seq)
+                }
               ),
               chunks
             )

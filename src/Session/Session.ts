@@ -20,7 +20,8 @@
  * - When no observer is registered and no append holds the lock, validation, commit and the
  *   `changes` offer are one synchronous step (no lock round trip): this is the hot path of
  *   streaming chunks. The `changes` PubSub is always offered in the commit step, so its
- *   subscribers see commit order.
+ *   subscribers see commit order. `appendAll` extends this to a whole batch (one synchronous loop
+ *   of commits); otherwise it is `append` on each input in turn.
  * - Re-entrancy is tracked with a `FiberRef` of active publications: an append from an observer
  *   (or a fiber it forks while the publication runs) of the SAME session fails
  *   `REENTRANT_APPEND`; appending to another session from an observer is allowed.
@@ -84,6 +85,13 @@ export interface Session {
   readonly header: SessionHeader
   /** Appends one event (seq and time assigned) and returns the stored snapshot. */
   readonly append: (input: AppendInput) => Effect.Effect<SessionEvent, SessionError>
+  /**
+   * Appends several events in order, exactly as `append` on each in turn would (each one
+   * all-or-nothing with its own seq and time; the first failure stops the batch and fails with that
+   * error, the events before it staying committed). Returns the stored snapshots. When nothing
+   * observes the session and no append is in flight, the whole batch is one synchronous step.
+   */
+  readonly appendAll: (inputs: ReadonlyArray<AppendInput>) => Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
   /** Immutable snapshot of every event so far. */
   readonly events: Effect.Effect<ReadonlyArray<SessionEvent>>
   /** The seq the next append will get. */
@@ -313,10 +321,28 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       return state.holding || state.observers.length > 0 ? locked(input) : fast(input)
     }
 
+    // The fast path over a batch: the same conditions hold for the whole synchronous loop (no
+    // observer can register and no append can start while it runs).
+    const appendAll = (inputs: ReadonlyArray<AppendInput>): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> => {
+      if (state.activePublications > 0 || state.holding || state.observers.length > 0) {
+        return Effect.forEach(inputs, append)
+      }
+      return Effect.clockWith((clock) => {
+        const out: Array<SessionEvent> = new Array(inputs.length)
+        for (let i = 0; i < inputs.length; i++) {
+          const r = commit(inputs[i] as AppendInput, clock.unsafeCurrentTimeMillis())
+          if (Either.isLeft(r)) return Effect.fail(r.left)
+          out[i] = r.right
+        }
+        return Effect.succeed(out)
+      })
+    }
+
     const session: Session = {
       id: header.id,
       header,
       append: (input) => Effect.suspend(() => append(input)),
+      appendAll: (inputs) => Effect.suspend(() => appendAll(inputs)),
       events: Effect.sync(() => state.eventsSnapshot ??= Object.freeze(state.log.slice())),
       nextSeq: Effect.sync(() => state.log.length),
       nextTurn: Effect.sync(() => state.nextTurn),
