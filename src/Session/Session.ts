@@ -203,8 +203,8 @@ const nextTurnOf = (events: ReadonlyArray<SessionEvent>): number => {
 /**
  * Creates a live session (S-3..S-19).
  *
- * - `append` is serialized by a semaphore; validation and commit are one synchronous step (all or
- *   nothing); then, still under the lock and uninterruptibly, the event is published to the
+ * - `append` is serialized by a FIFO lock (taken synchronously when free); validation and commit
+ *   are one synchronous step (all or nothing); then, still under the lock and uninterruptibly, the event is published to the
  *   `changes` PubSub and to each observer in registration order. An observer failure (or defect)
  *   is logged and contained. An `append` issued from inside an observer of the same session (or a
  *   fiber it forked while the publication runs) fails `REENTRANT_APPEND`.
@@ -244,7 +244,6 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const owner = {}
     const onCommit = options.onCommit
     const pubsub = yield* PubSub.unbounded<SessionEvent>()
-    const lock = yield* Effect.makeSemaphore(1)
 
     const commit = (input: AppendInput, time: number): Either.Either<SessionEvent, SessionError> => {
       const r = Validate.appendInput(state.surface, input, state.log.length, time)
@@ -262,25 +261,36 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       return r
     }
 
+    const contained = (entry: ObserverEntry, event: SessionEvent): Effect.Effect<void> =>
+      Effect.catchAllCause(
+        Effect.suspend(() => entry.observer(event)),
+        (cause) => Effect.logWarning(`session ${header.id}: observer failed on ${event.type} #${event.seq} (contained)`, cause)
+      )
+
+    const runObservers = (observers: ReadonlyArray<ObserverEntry>, event: SessionEvent, from: number): Effect.Effect<void> =>
+      from === observers.length - 1
+        ? contained(observers[from] as ObserverEntry, event)
+        : Effect.zipRight(
+          contained(observers[from] as ObserverEntry, event),
+          Effect.suspend(() => runObservers(observers, event, from + 1))
+        )
+
     const notify = (event: SessionEvent): Effect.Effect<void> => {
       const observers = state.observers
       if (observers.length === 0) return Effect.void
       const token: Publication = { owner, active: true }
-      const runAll = Effect.forEach(observers, (entry) =>
-        Effect.suspend(() => entry.observer(event)).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.logWarning(`session ${header.id}: observer failed on ${event.type} #${event.seq} (contained)`, cause)
-          )
-        ), { discard: true })
-      return Effect.suspend(() => {
-        state.activePublications++
-        return Effect.locallyWith(runAll, publishing, (tokens) => [...tokens, token]).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            token.active = false
-            state.activePublications--
-          }))
-        )
-      })
+      state.activePublications++
+      return Effect.ensuring(
+        Effect.locallyWith(
+          runObservers(observers, event, 0),
+          publishing,
+          (tokens) => tokens.length === 0 ? [token] : [...tokens, token]
+        ),
+        Effect.sync(() => {
+          token.active = false
+          state.activePublications--
+        })
+      )
     }
 
     const reentrant = SessionErrors.make(
@@ -289,24 +299,53 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       { sessionId: header.id }
     )
 
-    // Slow path: under the lock, commit then publish to the observers, uninterruptibly (every
-    // observer sees every committed event, in seq order).
-    const locked = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
-      lock.withPermits(1)(Effect.uninterruptible(Effect.clockWith((clock) => {
-        state.holding = true
+    // The append lock: a FIFO mutex whose uncontended acquisition is synchronous (`state.holding`
+    // flips in place). Releasing hands the lock straight to the oldest waiter (it stays held).
+    const waiters: Array<() => void> = []
+    const release = (): void => {
+      const next = waiters.shift()
+      if (next === undefined) state.holding = false
+      else next()
+    }
+    // Waits for the lock (interruptible); an interrupted waiter that was already handed the lock
+    // passes it on.
+    const waitForLock: Effect.Effect<void> = Effect.async<void>((resume) => {
+      const wake = () => resume(Effect.void)
+      waiters.push(wake)
+      return Effect.sync(() => {
+        const i = waiters.indexOf(wake)
+        if (i >= 0) waiters.splice(i, 1)
+        else release()
+      })
+    })
+    const releaseLock = Effect.sync(release)
+
+    // Under the lock (held on entry): commit, then publish to the observers, uninterruptibly
+    // (every observer sees every committed event, in seq order); the lock is released after.
+    const underLock = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
+      Effect.clockWith((clock) => {
         const r = commit(input, clock.unsafeCurrentTimeMillis())
         if (Either.isLeft(r)) {
-          state.holding = false
+          release()
           return Effect.fail(r.left)
         }
         const event = r.right
-        return Effect.as(
-          Effect.ensuring(notify(event), Effect.sync(() => {
-            state.holding = false
-          })),
-          event
-        )
-      })))
+        if (state.observers.length === 0) {
+          release()
+          return Effect.succeed(event)
+        }
+        return Effect.as(Effect.ensuring(notify(event), releaseLock), event)
+      })
+
+    // Slow path: take the lock (synchronously when free), commit and publish uninterruptibly.
+    const locked = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
+      Effect.uninterruptibleMask((restore) => {
+        if (!state.holding) {
+          state.holding = true
+          return underLock(input)
+        }
+        return Effect.zipRight(restore(waitForLock), underLock(input))
+      })
 
     // Fast path: nobody holds the lock and nobody observes, so validation, commit and the PubSub
     // offer are one synchronous step (atomic; no publication can interleave).
