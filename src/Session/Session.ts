@@ -24,7 +24,10 @@
  *   of commits); otherwise it is `append` on each input in turn.
  * - Re-entrancy is tracked with a `FiberRef` of active publications: an append from an observer
  *   (or a fiber it forks while the publication runs) of the SAME session fails
- *   `REENTRANT_APPEND`; appending to another session from an observer is allowed.
+ *   `REENTRANT_APPEND`; appending to another session from an observer is allowed. Each fiber's
+ *   token list is set once and updated in place (a fork copies it), so a fiber forked from a
+ *   runtime that was captured earlier from the publishing fiber inherits the tokens current at
+ *   fork time, not at capture time.
  * - Turn numbers (S-17): `nextTurn` = the last `turn/start` turn (0 if none) + 1, so the first
  *   turn of a session is 1.
  * - The log state is a single-writer mutable structure owned by the session, mutated only in
@@ -146,10 +149,27 @@ interface Publication {
 }
 
 /**
- * The publications the current fiber runs inside (re-entrancy detection, S-10). A forked fiber
- * inherits the tokens; a token stops counting once its publication ended.
+ * The publications a fiber runs inside. `fiber` is the fiber that owns (and mutates in place)
+ * `tokens`; a holder reached by forking has no owner and is never mutated.
  */
-const publishing: FiberRef.FiberRef<ReadonlyArray<Publication>> = FiberRef.unsafeMake<ReadonlyArray<Publication>>([])
+interface Publications {
+  readonly fiber: unknown
+  readonly tokens: Array<Publication>
+}
+
+/**
+ * The publications the current fiber runs inside (re-entrancy detection, S-10). A forked fiber
+ * inherits a copy of the tokens; a token stops counting once its publication ended. A fiber's
+ * holder is set once (first publication in that fiber) and then updated in place, which avoids
+ * two copies of the fiber's FiberRefs per publication (`Effect.locally`).
+ */
+const publishing: FiberRef.FiberRef<Publications> = FiberRef.unsafeMake<Publications>(
+  { fiber: undefined, tokens: [] },
+  {
+    fork: (parent) => ({ fiber: undefined, tokens: parent.tokens.slice() }),
+    join: (parent) => parent
+  }
+)
 
 interface ObserverEntry {
   readonly observer: Observer
@@ -280,17 +300,24 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       if (observers.length === 0) return Effect.void
       const token: Publication = { owner, active: true }
       state.activePublications++
-      return Effect.ensuring(
-        Effect.locallyWith(
+      return Effect.withFiberRuntime((fiber) => {
+        const current = fiber.getFiberRef(publishing)
+        const owned = current.fiber === fiber
+        const holder: Publications = owned ? current : { fiber, tokens: current.tokens.slice() }
+        const tokens = holder.tokens
+        tokens.push(token)
+        const run = Effect.ensuring(
           runObservers(observers, event, 0),
-          publishing,
-          (tokens) => tokens.length === 0 ? [token] : [...tokens, token]
-        ),
-        Effect.sync(() => {
-          token.active = false
-          state.activePublications--
-        })
-      )
+          Effect.sync(() => {
+            token.active = false
+            const i = tokens.lastIndexOf(token)
+            if (i >= 0) tokens.splice(i, 1)
+            state.activePublications--
+          })
+        )
+        // first publication in this fiber: install its own holder (once)
+        return owned ? run : Effect.zipRight(FiberRef.set(publishing, holder), run)
+      })
     }
 
     const reentrant = SessionErrors.make(
@@ -354,8 +381,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
 
     const append = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> => {
       if (state.activePublications > 0) {
-        return Effect.flatMap(FiberRef.get(publishing), (tokens) =>
-          tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : locked(input))
+        return Effect.flatMap(FiberRef.get(publishing), (holder) =>
+          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : locked(input))
       }
       return state.holding || state.observers.length > 0 ? locked(input) : fast(input)
     }
