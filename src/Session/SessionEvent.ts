@@ -440,7 +440,7 @@ export const SurfaceOpSchema: Schema.Schema<SurfaceOp> = Schema.Union(
 )
 
 /**
- * Schema of a stored event envelope, with the payload as any lossless JSON (the persisted unit,
+ * Schema of a stored event envelope, with the payload as an arbitrary lossless-JSON value (the persisted unit,
  * DEC-9). Full semantic validation of a log is `Validate.seed`.
  *
  * @since 0.1.0
