@@ -130,11 +130,11 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
             ),
             Scope.extend(scope)
           )
-          yield* agent.session.observe(printer.observe).pipe(Scope.extend(scope))
+          // one observer per append on the hot path: print, and report how each turn ended
           yield* agent.session.observe((event) => {
-            if (event.type !== "turn/end") return Effect.void
+            if (event.type !== "turn/end") return printer.observe(event)
             const line = TurnOutcome.outcome(event.data.reason).line
-            return line === undefined ? Effect.void : err(`${line}\n`)
+            return Effect.zipRight(printer.observe(event), line === undefined ? Effect.void : err(`${line}\n`))
           }).pipe(Scope.extend(scope))
           yield* agent.statusChanges.pipe(
             Stream.changes,

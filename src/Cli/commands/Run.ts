@@ -78,9 +78,13 @@ export const runOnce = (options: {
       e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
     ))
     const printer = Output.make(options.json ? "json" : "text", options.sinks)
-    yield* agent.session.observe(printer.observe)
     const lastEnd = yield* Ref.make<TurnEndReason | undefined>(undefined)
-    yield* agent.session.observe((event) => event.type === "turn/end" ? Ref.set(lastEnd, event.data.reason) : Effect.void)
+    // one observer per append on the hot path: print, and remember how the turn ended
+    yield* agent.session.observe((event) =>
+      event.type === "turn/end"
+        ? Effect.zipRight(printer.observe(event), Ref.set(lastEnd, event.data.reason))
+        : printer.observe(event)
+    )
     const interrupts = yield* Signals.interrupts
     yield* agent.send([ContentBlock.text(options.prompt)]).pipe(
       Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage }))

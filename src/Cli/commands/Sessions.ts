@@ -25,14 +25,12 @@ import type { SessionError } from "../../Session/SessionError.js"
 import { SessionPersistence } from "../../Session/SessionPersistence.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
+import * as CommonOptions from "../CommonOptions.js"
 import { ExitCode } from "../ExitCode.js"
 import * as ReplayCheck from "../ReplayCheck.js"
 import * as Transcript from "../Transcript.js"
 
-const store = Options.choice("store", ["jsonl", "sqlite"] as const).pipe(
-  Options.withDescription("session storage backend"),
-  Options.withDefault("jsonl" as const)
-)
+const store = CommonOptions.options.store
 
 const persistenceLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersistence, CliError> =>
   Layer.mapError(

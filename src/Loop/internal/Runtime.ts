@@ -17,7 +17,6 @@ import * as Option from "effect/Option"
 import type * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
-import type { ToolCallBlock } from "../../Llm/ContentBlock.js"
 import type * as Llm from "../../Llm/Llm.js"
 import type { Message } from "../../Llm/Message.js"
 import type { Session } from "../../Session/Session.js"
@@ -30,6 +29,7 @@ import { HookFailure, messageOf } from "../Interception.js"
 import * as StepSignal from "../StepSignal.js"
 import type * as SystemPrompt from "../SystemPrompt.js"
 import type * as ToolRegistry from "../ToolRegistry.js"
+import type * as ToolScheduler from "../ToolScheduler.js"
 
 /**
  * Where the turn enclosure is (S-16): `opening` until `turn/start` committed, `closing` from the
@@ -94,21 +94,12 @@ export interface InstanceState {
 }
 
 /**
- * What a tool batch needs (the `ToolScheduler.runBatch` input).
+ * What a tool batch needs: exactly the `ToolScheduler.runBatch` input.
  *
  * @since 0.1.0
  * @category models
  */
-export interface BatchInput {
-  readonly session: Session
-  readonly agent: Hooks.HookAgent
-  readonly turn: number
-  readonly step: number
-  readonly calls: ReadonlyArray<ToolCallBlock>
-  readonly tools: ToolRegistry.View
-  readonly signal: StepSignal.StepSignal
-  readonly contexts: BatchContexts.BatchContexts
-}
+export type BatchInput = ToolScheduler.BatchInput
 
 /**
  * The agent options the steps read.
