@@ -15,6 +15,8 @@ import * as Schema from "effect/Schema"
  * - `SESSION_LOCKED`: another writer holds the session (DEC-4).
  * - `UNSUPPORTED_VERSION`, `CORRUPT_LOG`: load (D-4, D-5); `IO`: a storage operation failed.
  * - `OUT_OF_SEQUENCE`: a persisted batch does not continue the stored log (D-3).
+ * - `PERSISTENCE_FAILED`: a write or fsync of the log failed (ENOSPC, EACCES, EROFS, EIO, …; DEC-11). `file` names
+ *   the file, `osCode` the operating system's error code; the unsaved events stay in memory and are retried.
  *
  * @since 0.1.0
  * @category models
@@ -33,6 +35,7 @@ export type SessionErrorCode =
   | "CORRUPT_LOG"
   | "OUT_OF_SEQUENCE"
   | "NO_PERSISTENCE"
+  | "PERSISTENCE_FAILED"
   | "IO"
 
 /**
@@ -56,12 +59,14 @@ export class SessionError extends Schema.TaggedError<SessionError>()("SessionErr
     "CORRUPT_LOG",
     "OUT_OF_SEQUENCE",
     "NO_PERSISTENCE",
+    "PERSISTENCE_FAILED",
     "IO"
   ),
   message: Schema.String,
   sessionId: Schema.optionalWith(Schema.String, { exact: true }),
   file: Schema.optionalWith(Schema.String, { exact: true }),
   line: Schema.optionalWith(Schema.Number, { exact: true }),
+  osCode: Schema.optionalWith(Schema.String, { exact: true }),
   cause: Schema.optionalWith(Schema.Defect, { exact: true })
 }) {}
 
@@ -78,6 +83,7 @@ export const make = (
     readonly sessionId?: string
     readonly file?: string
     readonly line?: number
+    readonly osCode?: string
     readonly cause?: unknown
   } = {}
 ): SessionError => new SessionError({ code, message, ...extra })
