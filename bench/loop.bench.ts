@@ -14,7 +14,13 @@
  *   left after the harness overhead).
  * - `loop.step-overhead`: milliseconds per step spent outside the assembler (end-to-end minus
  *   assembler-only, divided by 50), against the assembler-only milliseconds per step.
+ * - `loop.tracing-overhead` (issue 19): the same end-to-end run with the OTLP exporter the CLI uses (spans,
+ *   metrics and logs batched to an HTTP client that answers at once) against the run with tracing disabled
+ *   (`Effect.withTracerEnabled(false)`); spans are per request and per tool call, never per chunk.
  */
+import * as Otlp from "@effect/opentelemetry/Otlp"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -72,6 +78,13 @@ const assemblerOnly = Effect.forEach(
   { discard: true }
 )
 
+const sink = HttpClient.make((request) => Effect.succeed(HttpClientResponse.fromWeb(request, new Response("{}"))))
+const traced = endToEnd.pipe(
+  Effect.provide(Otlp.layerJson({ baseUrl: "http://127.0.0.1:9", resource: { serviceName: "bench" } })),
+  Effect.provide(Layer.succeed(HttpClient.HttpClient, sink))
+)
+const untraced = endToEnd.pipe(Effect.withTracerEnabled(false))
+
 export async function run(): Promise<void> {
   const total = STEPS * CHUNKS_PER_STEP
   // interleaved rounds so both figures see the same machine load; medians of each
@@ -91,6 +104,20 @@ export async function run(): Promise<void> {
     baseline: Math.round(total / (asmMs / 1000)),
     steps: STEPS,
     chunksPerStep: CHUNKS_PER_STEP
+  })
+  const plain: Array<number> = []
+  const withTracing: Array<number> = []
+  await Effect.runPromise(traced) // warm-up
+  for (let round = 0; round < 4; round++) {
+    plain.push(await timeMs(1, () => Effect.runPromise(untraced)))
+    withTracing.push(await timeMs(1, () => Effect.runPromise(traced)))
+  }
+  report({
+    bench: "loop.tracing-overhead",
+    unit: "ms per 100k-chunk turn, traced (lower is better); baseline = untraced",
+    value: Math.round(median(withTracing)),
+    baseline: Math.round(median(plain)),
+    spansPerTurn: 1 + 2 * STEPS
   })
   report({
     bench: "loop.step-overhead",
