@@ -60,6 +60,7 @@ import * as Hooks from "./Hooks.js"
 import * as Inbox from "./Inbox.js"
 import type { Runtime, TurnContext } from "./internal/Runtime.js"
 import { abortReason, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
+import * as Fairness from "./internal/Fairness.js"
 import * as Spans from "./internal/Spans.js"
 import * as SessionPrefix from "./SessionPrefix.js"
 import * as StepSignal from "./StepSignal.js"
@@ -283,6 +284,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
     // 10. the model stream, consumed once (one `chat` span per request, never per chunk)
     const seqs: Array<number> = []
     let firstChunkAt: number | undefined
+    const pace = Fairness.pacer()
     const consumed = yield* Spans.chat(request, ctx, () => firstChunkAt, StepSignal.interruptible(
       signal,
       Effect.either(
@@ -291,7 +293,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
           // (each chunk still its own `assistant/chunk` event, in order)
           Stream.mapChunksEffect((chunks) =>
             Effect.as(
-              Effect.map(
+              Effect.zipLeft(Effect.map(
                 rt.session.appendAll(
                   Chunk.toReadonlyArray(chunks).map((chunk) => ({ type: "assistant/chunk", data: { turn, step, chunk } }))
                 ),
@@ -299,7 +301,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
                   if (firstChunkAt === undefined) firstChunkAt = performance.now()
                   for (const event of events) seqs.push(event.seq)
                 }
-              ),
+              ), pace.tick),
               chunks
             )
           ),
