@@ -203,8 +203,6 @@ export const make = (
 
     // 1-2. connect and list, in parallel
     yield* Effect.forEach(connections, (c) => load(c, "initial"), { concurrency: "unbounded", discard: true })
-    // the initial listing already reflects any change announced while connecting
-    yield* Effect.forEach(connections, (c) => c.takeToolsChanged, { discard: true })
     // 3. approval
     yield* McpApproval.register(options.approval ?? "ask")
     // 4. step boundaries and logging

@@ -145,6 +145,8 @@ export interface Connection {
   ) => Effect.Effect<ServerResult, McpError>
   /** `true` once per `tools/list_changed` (or restart) since the last take */
   readonly takeToolsChanged: Effect.Effect<boolean>
+  /** how many `tools/list_changed` notifications arrived so far (diagnostics) */
+  readonly listChangedCount: Effect.Effect<number>
 }
 
 type Event = { readonly _tag: "Closed"; readonly generation: number } | { readonly _tag: "ToolsChanged" }
@@ -218,6 +220,7 @@ export const make = (
     const events = yield* Queue.unbounded<Event>()
     const state = yield* SynchronizedRef.make<State>({ _tag: "Idle", generation: 0, restarts: 0 })
     const changed = yield* SynchronizedRef.make(false)
+    const notifications = yield* SynchronizedRef.make(0)
 
     const closeScope = (scope: Scope.CloseableScope) => Scope.close(scope, Exit.void)
 
@@ -236,6 +239,7 @@ export const make = (
         for (const event of pending) {
           if (event._tag === "ToolsChanged") {
             yield* SynchronizedRef.set(changed, true)
+            yield* SynchronizedRef.update(notifications, (n) => n + 1)
           } else if (next._tag === "Connected" && next.generation === event.generation) {
             const stderr = next.transport instanceof GroupStdioTransport ? lastLine(next.transport.stderr) : ""
             yield* closeScope(next.scope)
@@ -445,9 +449,15 @@ export const make = (
       SynchronizedRef.getAndSet(changed, false)
     )
 
+    const listChangedCount: Effect.Effect<number> = Effect.zipRight(
+      SynchronizedRef.updateEffect(state, fold),
+      SynchronizedRef.get(notifications)
+    )
+
     return {
       name,
       kind: kindOf(resolved),
+      listChangedCount,
       status,
       connect: Effect.asVoid(ensure),
       listTools,

@@ -12,7 +12,8 @@
  * - Trust modes: `"yes"` (`--yes`) uses unapproved project servers for this run without storing
  *   anything; `"ask"` (interactive) asks; `"skip"` (non-interactive) skips them with a one-line
  *   notice saying how to approve.
- * - A server whose variables cannot be expanded is skipped with a one-line notice.
+ * - A server whose variables cannot be expanded is skipped with a one-line notice; so are all
+ *   servers of a malformed project file (the agent still starts). A malformed explicit file fails.
  *
  * @since 0.1.0
  */
@@ -143,7 +144,11 @@ const writeApprovals = (file: string, approvals: Approvals): Effect.Effect<void,
  */
 export const load = (options: Options): Effect.Effect<Plan, McpConfig.McpConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const project = yield* McpConfig.load(NodePath.join(options.cwd, PROJECT_FILE), "project", { missingOk: true })
+    const notices: Array<string> = []
+    // a broken project file must not stop the agent: its servers are left out with one line
+    const project = yield* McpConfig.load(NodePath.join(options.cwd, PROJECT_FILE), "project", { missingOk: true }).pipe(
+      Effect.catchAll((e) => Effect.as(Effect.sync(() => notices.push(`${e.message}; its MCP servers are skipped`)), []))
+    )
     const explicit = yield* Effect.forEach(
       options.explicitFiles,
       (f) => McpConfig.load(NodePath.resolve(options.cwd, f), "explicit", { missingOk: false })
@@ -152,7 +157,6 @@ export const load = (options: Options): Effect.Effect<Plan, McpConfig.McpConfigE
     const approvalsFile = NodePath.join(options.home, APPROVALS_FILE)
     let approvals = yield* readApprovals(approvalsFile)
     const servers: Array<Planned> = []
-    const notices: Array<string> = []
     const skip = (entry: McpConfig.Entry, reason: string, notice: string | undefined) => {
       servers.push({ _tag: "Skipped", entry, reason })
       if (notice !== undefined) notices.push(notice)
