@@ -167,8 +167,14 @@ export const make = (
           else offered.push(o)
         }
         yield* Ref.update(registered, (m) => new Map(m).set(connection.name, { scope, offered, skipped }))
-        for (const s of skipped) yield* notice(`MCP server "${connection.name}": tool "${s.tool}" skipped: ${s.reason}`)
-        if (reason === "changed") {
+        const reported = new Set((previous?.skipped ?? []).map((s) => `${s.tool}\0${s.reason}`))
+        for (const s of skipped) {
+          if (!reported.has(`${s.tool}\0${s.reason}`)) {
+            yield* notice(`MCP server "${connection.name}": tool "${s.tool}" skipped: ${s.reason}`)
+          }
+        }
+        const names = (xs: ReadonlyArray<McpTools.Offered>) => xs.map((o) => o.name).join("\0")
+        if (reason === "changed" && names(previous?.offered ?? []) !== names(offered)) {
           yield* notice(`MCP server "${connection.name}": tool list changed (${offered.length} tools offered)`)
         }
       })

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Scripted from "../../src/Adapter/Scripted.js"
@@ -41,15 +41,34 @@ const text = (r: { readonly content: ReadonlyArray<{ readonly type: string }> })
   r.content.map((b) => (b.type === "text" ? (b as unknown as { readonly text: string }).text : "")).join("")
 
 describe("Mcp tools in the loop (server-everything, server-filesystem over stdio)", () => {
-  it.live("offers mcp__everything__* tools with normalised schemas, runs echo, maps an image, logs mcp/tools", () => {
-    const { layer, notices } = setup([everythingServer], [
+  it.live("offers normalised mcp__ tools, validates arguments, maps results and errors, logs mcp/tools, refreshes on list_changed at a step boundary", () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "mcp-fs-")))
+    const root = join(dir, "root")
+    mkdirSync(root)
+    writeFileSync(join(root, "note.txt"), "hello from the filesystem server\n")
+    const received = join(dir, "received.jsonl")
+    const { layer, notices } = setup([
+      stdio("everything", [fixture("tap.mjs"), received, process.execPath, everything, "stdio"]),
+      stdio("filesystem", [filesystem, root])
+    ], [
       Scripted.call("c1", "mcp__everything__echo", `{"message":"hi"}`),
       Scripted.call("c2", "mcp__everything__get-tiny-image", `{}`),
+      Scripted.call("c3", "mcp__everything__echo", `{"message":5}`),
+      Scripted.call("c4", "mcp__filesystem__read_text_file", JSON.stringify({ path: join(root, "note.txt") })),
+      Scripted.call("c5", "mcp__filesystem__read_text_file", JSON.stringify({ path: join(dir, "outside.txt") })),
       Scripted.text("done")
     ])
+    const listRequests = () =>
+      readFileSync(received, "utf8").split("\n").filter((l) => l.includes(`"method":"tools/list"`)).length
     return Effect.gen(function*() {
+      const mcp = yield* Mcp.McpServers
+      // server-everything announces a list change right after initialisation (it adds tools then);
+      // the list is fetched again only at the next step boundary
+      while ((yield* mcp.connections[0]!.listChangedCount) === 0) yield* Effect.sleep("20 millis")
+      expect(listRequests()).toBe(1)
       const t = yield* TestKit.agent()
       yield* t.prompt("go")
+      expect(listRequests()).toBe(2)
       expect(yield* t.turnEnds).toEqual([{ kind: "completed" }])
       const requests = yield* t.requests
       const echo = requests[0]?.tools?.find((s) => s.name === "mcp__everything__echo")
@@ -62,59 +81,40 @@ describe("Mcp tools in the loop (server-everything, server-filesystem over stdio
           required: ["message"]
         }
       })
-      // the task-only tool is skipped with a one-line notice
+      // the task-only tool is skipped with one line, once
       expect(requests[0]?.tools?.some((s) => s.name === "mcp__everything__simulate-research-query")).toBe(false)
-      expect(notices).toContain(
+      const skipLine =
         `MCP server "everything": tool "simulate-research-query" skipped: it runs only as an MCP task, which this client does not support`
-      )
+      expect(notices.filter((n) => n === skipLine)).toHaveLength(1)
       const events = yield* t.events
-      const [r1, r2] = results(events)
+      const [r1, r2, bad, ok, denied] = results(events)
       expect(r1?.isError).toBe(false)
       expect(text(r1!)).toBe("Echo: hi")
       expect(r1?.meta).toEqual({ mcp: { server: "everything", tool: "echo" } })
       expect(text(r2!)).toMatch(/^Here's the image you requested:\n\[image: image\/png, \d+ bytes\]\nThe image above is the MCP logo\.$/)
-      // the offered servers and tools are logged before the first request header
-      const types = events.map((e) => e.type)
-      expect(types.indexOf("mcp/tools")).toBeGreaterThan(-1)
-      expect(types.indexOf("mcp/tools")).toBeLessThan(types.indexOf("request/header"))
-      const offered = events.find((e) => e.type === "mcp/tools")
-      const server = offered?.type === "mcp/tools" ? offered.data.servers[0] : undefined
-      expect(server?.status).toBe("connected")
-      expect(server?.tools).toContainEqual({ name: "mcp__everything__echo", tool: "echo" })
-      expect(server?.skipped).toContainEqual({
-        tool: "simulate-research-query",
-        reason: "it runs only as an MCP task, which this client does not support"
-      })
-      // logged once: the offer did not change between steps
-      expect(types.filter((ty) => ty === "mcp/tools")).toHaveLength(1)
-    }).pipe(Effect.scoped, Effect.provide(layer))
-  }, 30_000)
-
-  it.live("invalid arguments are rejected before the call (INVALID_ARGS); a failing server tool is a tool error", () => {
-    const root = realpathSync(mkdtempSync(join(tmpdir(), "mcp-fs-")))
-    writeFileSync(join(root, "note.txt"), "hello from the filesystem server\n")
-    const outside = realpathSync(mkdtempSync(join(tmpdir(), "mcp-outside-")))
-    const { layer } = setup([everythingServer, stdio("filesystem", [filesystem, root])], [
-      Scripted.call("c1", "mcp__everything__echo", `{"message":5}`),
-      Scripted.call("c2", "mcp__filesystem__read_text_file", JSON.stringify({ path: join(root, "note.txt") })),
-      Scripted.call("c3", "mcp__filesystem__read_text_file", JSON.stringify({ path: join(outside, "x.txt") })),
-      Scripted.text("done")
-    ])
-    return Effect.gen(function*() {
-      const t = yield* TestKit.agent()
-      yield* t.prompt("go")
-      expect(yield* t.turnEnds).toEqual([{ kind: "completed" }])
-      const [bad, ok, denied] = results(yield* t.events)
-      expect(bad?.isError).toBe(true)
+      // invalid arguments never reach the server
       expect(bad?.error).toEqual({ name: "ToolArgsError", code: "INVALID_ARGS" })
       expect(text(bad!)).toBe(`Error: invalid arguments: "message" must be string`)
-      expect(ok?.isError).toBe(false)
+      expect(readFileSync(received, "utf8")).not.toContain(`"message":5`)
       expect(text(ok!)).toBe("hello from the filesystem server\n")
       expect(denied?.isError).toBe(true)
       expect(denied?.error).toEqual({ name: "McpServerError", code: "MCP_SERVER_ERROR" })
       expect(text(denied!)).toMatch(/^Error: .*(Access denied|outside allowed)/)
+      // the offered servers and tools are logged before the first request header, once
+      const types = events.map((e) => e.type)
+      expect(types.indexOf("mcp/tools")).toBeGreaterThan(-1)
+      expect(types.indexOf("mcp/tools")).toBeLessThan(types.indexOf("request/header"))
+      expect(types.filter((ty) => ty === "mcp/tools")).toHaveLength(1)
+      const offered = events.find((e) => e.type === "mcp/tools")
+      const servers = offered?.type === "mcp/tools" ? offered.data.servers : []
+      expect(servers.map((s) => [s.name, s.status])).toEqual([["everything", "connected"], ["filesystem", "connected"]])
+      expect(servers[0]?.tools).toContainEqual({ name: "mcp__everything__echo", tool: "echo" })
+      expect(servers[0]?.skipped).toContainEqual({
+        tool: "simulate-research-query",
+        reason: "it runs only as an MCP task, which this client does not support"
+      })
     }).pipe(Effect.scoped, Effect.provide(layer))
-  }, 30_000)
+  }, 40_000)
 
   it.live("a server crash mid-call is a tool error, the agent goes on, and the server is restarted on next use", () => {
     const { layer } = setup([everythingServer], [
@@ -144,32 +144,20 @@ describe("Mcp tools in the loop (server-everything, server-filesystem over stdio
     }).pipe(Effect.scoped, Effect.provide(layer))
   }, 40_000)
 
-  it.live("tools/list_changed from the server is applied at the next step boundary, not before", () => {
-    const { layer, notices } = setup([everythingServer], [Scripted.text("done")])
-    return Effect.gen(function*() {
-      const mcp = yield* Mcp.McpServers
-      const connection = mcp.connections[0]!
-      // server-everything announces a list change right after initialisation (it adds tools then)
-      while ((yield* connection.listChangedCount) === 0) yield* Effect.sleep("20 millis")
-      expect(notices.some((n) => n.includes("tool list changed"))).toBe(false)
-      const t = yield* TestKit.agent()
-      yield* t.prompt("go")
-      expect(notices).toContain(`MCP server "everything": tool list changed (12 tools offered)`)
-      const tools = (yield* t.requests)[0]?.tools?.filter((s) => s.name.startsWith("mcp__everything__")) ?? []
-      expect(tools).toHaveLength(12)
-    }).pipe(Effect.scoped, Effect.provide(layer))
-  }, 30_000)
-
-  it.live("a server that never answers initialize: timeout, one clear line, the agent still starts with the other servers", () => {
+  it.live("a server that never answers initialize: timeout, one clear line, the agent still starts; MCP calls need approval", () => {
     const { layer, notices } = setup(
       [stdio("silent", [fixture("silent-server.mjs")]), everythingServer],
-      [Scripted.text("hello")],
-      { connectTimeoutMs: 4000 }
+      [Scripted.call("c1", "mcp__everything__echo", `{"message":"hi"}`), Scripted.text("hello")],
+      { connectTimeoutMs: 4000, approval: "deny" }
     )
     return Effect.gen(function*() {
       const t = yield* TestKit.agent()
       yield* t.prompt("go")
-      expect(yield* t.texts).toEqual(["hello"])
+      expect(yield* t.texts).toEqual(["", "hello"])
+      // approval cannot be asked here: the call is denied like a built-in mutating tool's
+      const [denied] = results(yield* t.events)
+      expect(denied?.isError).toBe(true)
+      expect(text(denied!)).toContain(`tool "mcp__everything__echo" is provided by an MCP server and needs the user's approval`)
       expect(notices).toContain(`MCP server "silent" is unavailable: MCP server "silent" did not answer initialize within 4000 ms`)
       const names = (yield* t.requests)[0]?.tools?.map((s) => s.name) ?? []
       expect(names.some((n) => n.startsWith("mcp__silent__"))).toBe(false)
@@ -179,17 +167,4 @@ describe("Mcp tools in the loop (server-everything, server-filesystem over stdio
     }).pipe(Effect.scoped, Effect.provide(layer))
   }, 30_000)
 
-  it.live("MCP tools need approval like the built-in mutating tools: denied when it cannot be asked", () => {
-    const { layer } = setup([everythingServer], [
-      Scripted.call("c1", "mcp__everything__echo", `{"message":"hi"}`),
-      Scripted.text("done")
-    ], { approval: "deny" })
-    return Effect.gen(function*() {
-      const t = yield* TestKit.agent()
-      yield* t.prompt("go")
-      const [denied] = results(yield* t.events)
-      expect(denied?.isError).toBe(true)
-      expect(text(denied!)).toContain(`tool "mcp__everything__echo" is provided by an MCP server and needs the user's approval`)
-    }).pipe(Effect.scoped, Effect.provide(layer))
-  }, 30_000)
 })

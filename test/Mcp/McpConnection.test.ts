@@ -29,10 +29,13 @@ const until = (check: () => boolean, what: string, ms = 10_000) =>
   })
 
 describe("McpConnection over stdio (server-everything)", () => {
-  it.live("connects lazily, lists tools, calls echo with arguments, and kills the server's group on scope close", () =>
+  it.live("connects lazily, lists tools, calls tools with arguments, reports tool errors, times out a call, and kills the server's group on scope close", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const c = yield* Scope.extend(McpConnection.make(stdio("everything", [everything, "stdio"]), options()), scope)
+      const c = yield* Scope.extend(
+        McpConnection.make(stdio("everything", [everything, "stdio"]), options({ callTimeoutMs: 1500 })),
+        scope
+      )
       expect((yield* c.status)._tag).toBe("Idle")
       const tools = yield* c.listTools
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["echo", "get-sum", "get-tiny-image"]))
@@ -44,20 +47,20 @@ describe("McpConnection over stdio (server-everything)", () => {
       expect(result.content).toEqual([{ type: "text", text: "Echo: hi there" }])
       const sum = yield* c.callTool("get-sum", { a: 2, b: 3 })
       expect(JSON.stringify(sum.content)).toContain("5")
-      yield* Scope.close(scope, Exit.void)
-      expect(alive(pid)).toBe(false)
-    }), 30_000)
-
-  it.live("a failing tool comes back as an isError result with the server's text", () =>
-    Effect.gen(function*() {
-      const c = yield* McpConnection.make(stdio("everything", [everything, "stdio"]), options())
+      // a failing tool comes back as an isError result with the server's text
       const bad = yield* c.callTool("get-sum", { a: 1 })
       expect(bad.isError).toBe(true)
       expect(JSON.stringify(bad.content)).toContain("Invalid arguments for tool get-sum")
       const missing = yield* c.callTool("no-such-tool", {})
       expect(missing.isError).toBe(true)
       expect(JSON.stringify(missing.content)).toContain("no-such-tool not found")
-    }).pipe(Effect.scoped), 30_000)
+      // the per-call deadline
+      const late = yield* Effect.flip(c.callTool("trigger-long-running-operation", { duration: 5, steps: 5 }))
+      expect(late.code).toBe("MCP_TIMEOUT")
+      expect(late.message).toBe(`MCP server "everything" did not answer the call of "trigger-long-running-operation" in time`)
+      yield* Scope.close(scope, Exit.void)
+      expect(alive(pid)).toBe(false)
+    }), 30_000)
 
   it.live("interrupting a long-running call sends notifications/cancelled to the server", () =>
     Effect.gen(function*() {
@@ -78,14 +81,6 @@ describe("McpConnection over stdio (server-everything)", () => {
       // the server is still usable afterwards
       const after = yield* c.callTool("echo", { message: "still here" })
       expect(after.content).toEqual([{ type: "text", text: "Echo: still here" }])
-    }).pipe(Effect.scoped), 30_000)
-
-  it.live("a per-call timeout fails with MCP_TIMEOUT", () =>
-    Effect.gen(function*() {
-      const c = yield* McpConnection.make(stdio("everything", [everything, "stdio"]), options({ callTimeoutMs: 300 }))
-      yield* c.connect
-      const error = yield* Effect.flip(c.callTool("trigger-long-running-operation", { duration: 5, steps: 5 }))
-      expect(error.code).toBe("MCP_TIMEOUT")
     }).pipe(Effect.scoped), 30_000)
 
   it.live("a server crash mid-call fails the call with MCP_CONNECT_FAILED; the next use restarts it; then it is reported down", () =>

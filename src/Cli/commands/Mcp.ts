@@ -133,6 +133,7 @@ const out = (line: string) => Effect.sync(() => void process.stdout.write(`${lin
 
 const inspect = <A>(
   args: { readonly cwd: Option.Option<string>; readonly mcpConfig: ReadonlyArray<string>; readonly yes: boolean },
+  only: string | undefined,
   body: (p: McpSetup.Plan, mcp: Mcp.Service) => Effect.Effect<A, CliError>
 ) =>
   Effect.gen(function*() {
@@ -141,7 +142,11 @@ const inspect = <A>(
       explicitFiles: args.mcpConfig,
       approval: "deny"
     }
-    const p = yield* plan(setup, args.yes ? "yes" : "skip")
+    const all = yield* plan(setup, args.yes ? "yes" : "skip")
+    const p = only === undefined ? all : { ...all, servers: all.servers.filter((s) => s.entry.name === only) }
+    if (only !== undefined && p.servers.length === 0) {
+      return yield* new CliError({ message: `no MCP server named "${only}" is configured`, exitCode: ExitCode.Usage })
+    }
     const layer = serversLayer(p, setup).pipe(
       Layer.provide(Layer.merge(ToolRuntimes.layerDefault, Hooks.layer))
     )
@@ -161,7 +166,7 @@ const list = Command.make(
   "list",
   { cwd: cwdOption, mcpConfig: mcpConfigOption, yes: yesOption },
   (args) =>
-    inspect(args, (p, mcp) =>
+    inspect(args, undefined, (p, mcp) =>
       Effect.gen(function*() {
         if (p.servers.length === 0) return yield* out("no MCP servers configured")
         const offered = yield* mcp.offered
@@ -187,14 +192,14 @@ const tools = Command.make(
     server: Args.text({ name: "server" }).pipe(Args.withDescription("the server's name in the configuration"))
   },
   (args) =>
-    inspect(args, (p, mcp) =>
+    inspect(args, args.server, (p, mcp) =>
       Effect.gen(function*() {
-        const planned = p.servers.find((s) => s.entry.name === args.server)
-        if (planned === undefined) {
-          return yield* new CliError({ message: `no MCP server named "${args.server}" is configured`, exitCode: ExitCode.Usage })
-        }
-        if (planned._tag === "Skipped") {
-          return yield* new CliError({ message: `MCP server "${args.server}" is skipped: ${planned.reason}`, exitCode: ExitCode.Usage })
+        const planned = p.servers[0]
+        if (planned === undefined || planned._tag === "Skipped") {
+          return yield* new CliError({
+            message: `MCP server "${args.server}" is skipped: ${planned?._tag === "Skipped" ? planned.reason : "unknown"}`,
+            exitCode: ExitCode.Usage
+          })
         }
         const o = (yield* mcp.offered).find((x) => x.name === args.server)
         if (o === undefined || o.status !== "connected") {
