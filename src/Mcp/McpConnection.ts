@@ -307,6 +307,8 @@ export const make = (
                 message: `MCP server "${name}" did not answer initialize within ${connectTimeoutMs} ms`
               })
           }),
+          // interrupted while connecting (Ctrl-C at startup): the child must not outlive us
+          Effect.onInterrupt(() => closeScope(scope)),
           Effect.either
         )
         if (connected._tag === "Left") {

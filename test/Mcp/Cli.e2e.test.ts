@@ -43,11 +43,12 @@ describe("harness CLI end to end: MCP servers", () => {
             arguments: JSON.stringify({ path: join(work, "note.txt") })
           }
         },
+        { call: { id: "c3", name: "mcp__everything__get-env", arguments: "{}" } },
         { text: "all done" }
       ])
       const result = yield* Cli.runCli(
         ["run", "--provider", "scripted", "--script", file, "--yes", "use the tools"],
-        { cwd: work, home, env, timeoutMs: 60_000 }
+        { cwd: work, home, env: { ...env, PROBE_SECRET_KEY: "must-not-leak" }, timeoutMs: 60_000 }
       )
       expect(result.code, result.stderr).toBe(0)
       expect(result.stdout).toBe("all done\n")
@@ -56,7 +57,12 @@ describe("harness CLI end to end: MCP servers", () => {
       expect(logs).toHaveLength(1)
       const events = Cli.readLog(logs[0]!).events
       const results = events.flatMap((e) => (e.type === "tool/result" ? [e.data] : []))
-      expect(results.map((r) => [r.callId, r.isError, JSON.stringify(r.content)])).toEqual([
+      // a stdio server does not inherit the harness's whole environment
+      const envResult = results.find((r) => r.callId === "c3")
+      expect(envResult?.isError).toBe(false)
+      expect(JSON.stringify(envResult?.content)).toContain("PATH")
+      expect(JSON.stringify(envResult?.content)).not.toContain("must-not-leak")
+      expect(results.slice(0, 2).map((r) => [r.callId, r.isError, JSON.stringify(r.content)])).toEqual([
         ["c1", false, JSON.stringify([{ type: "text", text: "Echo: hello mcp" }])],
         ["c2", false, JSON.stringify([{ type: "text", text: "a note in the workspace\n" }])]
       ])

@@ -7,7 +7,8 @@
  * tool approval mode: `--yes` uses them, an interactive session asks, a non-interactive one skips
  * them with one line on stderr. Deadlines come from the environment as in Claude Code:
  * `MCP_TIMEOUT` (connect, ms, default 30000) and `MCP_TOOL_TIMEOUT` (per call, ms, default
- * 300000). Every diagnostic goes to stderr; `mcp list` and `mcp tools` answer on stdout.
+ * 300000). A stdio server inherits only a safe part of the environment (the SDK's default list
+ * plus locale and temp-dir variables), never the provider API keys; the rest goes in its `env`. Every diagnostic goes to stderr; `mcp list` and `mcp tools` answer on stdout.
  *
  * `mcp list` connects only the servers that may run (it never asks, and never starts an
  * unapproved project server) and prints one line per configured server: name, transport, status,
@@ -23,6 +24,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { DEFAULT_INHERITED_ENV_VARS } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as NodePath from "node:path"
 import { identity } from "../../Adapter/HttpEdge.js"
 import * as Hooks from "../../Loop/Hooks.js"
@@ -69,6 +71,20 @@ const envMs = (name: string): number | undefined => {
   return Number.isFinite(n) && n > 0 ? n : undefined
 }
 
+/**
+ * The environment a stdio server inherits: the SDK's safe default list (`HOME`, `LOGNAME`, `PATH`,
+ * `SHELL`, `TERM`, `USER` on POSIX) plus locale and temp-dir variables; never the provider API keys.
+ * Anything else a server needs goes in its `env` (with `${VAR}` expansion).
+ */
+const inheritedEnv = (): Record<string, string | undefined> => {
+  const out: Record<string, string | undefined> = {}
+  for (const key of [...DEFAULT_INHERITED_ENV_VARS, "LANG", "LC_ALL", "TMPDIR", "TEMP", "TMP"]) {
+    const value = process.env[key]
+    if (value !== undefined && !value.startsWith("()")) out[key] = value
+  }
+  return out
+}
+
 const plan = (setup: Setup, trust: McpSetup.Trust): Effect.Effect<McpSetup.Plan, CliError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const home = yield* DataDir.harnessHome.pipe(
@@ -92,7 +108,7 @@ const serversLayer = (
   const callTimeoutMs = envMs("MCP_TOOL_TIMEOUT")
   return Mcp.layer({
     servers: McpSetup.ready(p),
-    baseEnv: process.env,
+    baseEnv: inheritedEnv(),
     cwd: setup.cwd,
     clientInfo: { name: "effect-harness", version: identity.version },
     approval: setup.approval,
