@@ -164,4 +164,29 @@ describe("McpConnection over streamable HTTP (server-everything)", () => {
       expect(image.content.some((b) => b.type === "image" && b.mimeType === "image/png")).toBe(true)
       expect(c.kind).toBe("http")
     }).pipe(Effect.scoped), 30_000)
+
+  it.live("HTTP+SSE: type sse connects directly, and type http falls back to it when the endpoint is not streamable HTTP", () =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      const server = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn(process.execPath, [everything, "sse"], {
+            env: { ...baseEnv, PORT: String(port) },
+            stdio: ["ignore", "ignore", "pipe"]
+          })
+        ),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      let stderr = ""
+      server.stderr?.on("data", (d: Buffer) => (stderr += d.toString()))
+      yield* until(() => stderr.includes("running on port"), "the SSE server")
+      for (const tag of ["Sse", "Http"] as const) {
+        const c = yield* McpConnection.make(
+          { _tag: tag, name: `legacy-${tag}`, url: `http://127.0.0.1:${port}/sse`, headers: {} },
+          options()
+        )
+        const echo = yield* c.callTool("echo", { message: tag })
+        expect(echo.content).toEqual([{ type: "text", text: `Echo: ${tag}` }])
+      }
+    }).pipe(Effect.scoped), 30_000)
 })
