@@ -11,6 +11,7 @@ import * as NodePath from "node:path"
 import type * as Agent from "../Loop/Agent.js"
 import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
+import { mcpConfigOption } from "./commands/Mcp.js"
 import { ExitCode } from "./ExitCode.js"
 import * as ProviderChoice from "./ProviderChoice.js"
 
@@ -47,7 +48,8 @@ export const options = {
   yes: Options.boolean("yes").pipe(
     Options.withAlias("y"),
     Options.withDescription("approve mutating tools (write, edit, bash) without asking")
-  )
+  ),
+  mcpConfig: mcpConfigOption
 }
 
 /**
@@ -66,6 +68,7 @@ export interface Common {
   readonly cwd: Option.Option<string>
   readonly store: "jsonl" | "sqlite"
   readonly yes: boolean
+  readonly mcpConfig?: ReadonlyArray<string>
 }
 
 /**

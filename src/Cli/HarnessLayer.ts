@@ -26,6 +26,7 @@ import * as Sqlite from "../Session/persistence/Sqlite.js"
 import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
 import * as DemoModel from "./DemoModel.js"
+import * as McpCli from "./commands/Mcp.js"
 import { ExitCode } from "./ExitCode.js"
 import type * as ProviderChoice from "./ProviderChoice.js"
 import * as Approval from "./tools/Approval.js"
@@ -51,6 +52,8 @@ export interface Setup {
   readonly prompt?: Approval.Prompt | undefined
   /** typewriter delay of the offline demo (none in tests) */
   readonly demoChunkDelay?: Duration.DurationInput | undefined
+  /** MCP configuration files named with `--mcp-config` (the workspace's `.mcp.json` is always read) */
+  readonly mcpConfig?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -143,7 +146,8 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
   const plugins = Layer.mergeAll(
     Layer.mapError(BuiltinTools.layer(), (e) => usage(e.message)),
     Layer.scopedDiscard(Approval.register(setup.approval)),
-    WorkspaceContext.layer({ maxBytes: WorkspaceContext.DEFAULT_MAX_BYTES, cwd: setup.cwd })
+    WorkspaceContext.layer({ maxBytes: WorkspaceContext.DEFAULT_MAX_BYTES, cwd: setup.cwd }),
+    McpCli.layer({ cwd: setup.cwd, explicitFiles: setup.mcpConfig ?? [], approval: setup.approval, prompt: setup.prompt })
   )
   const base = Layer.mergeAll(tools, Hooks.layer, SystemPrompt.layer, store, llm)
   const factory = Agent.layer.pipe(Layer.provideMerge(Layer.provideMerge(plugins, base)))

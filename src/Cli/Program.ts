@@ -17,13 +17,14 @@ import { identity } from "../Adapter/HttpEdge.js"
 import * as TelemetryConfig from "../Telemetry/Config.js"
 import { CliError } from "./CliError.js"
 import * as Chat from "./commands/Chat.js"
+import * as Mcp from "./commands/Mcp.js"
 import * as Run from "./commands/Run.js"
 import * as Sessions from "./commands/Sessions.js"
 import { ExitCode } from "./ExitCode.js"
 
 const root = Command.make("harness").pipe(
   Command.withDescription("effect-harness: an Effect-native coding agent"),
-  Command.withSubcommands([Run.command, Chat.command, Sessions.command])
+  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Mcp.command])
 )
 
 const cli = Command.run(root, { name: "harness", version: identity.version })

@@ -1,0 +1,249 @@
+/**
+ * MCP servers in the CLI: the layer `run` and `chat` use, and `harness mcp list` /
+ * `harness mcp tools <server>`.
+ *
+ * Servers come from `<workspace>/.mcp.json` (approved once per workspace and server, see
+ * `Mcp/McpSetup`) and from `--mcp-config FILE` (trusted). Approval of project servers follows the
+ * tool approval mode: `--yes` uses them, an interactive session asks, a non-interactive one skips
+ * them with one line on stderr. Deadlines come from the environment as in Claude Code:
+ * `MCP_TIMEOUT` (connect, ms, default 30000) and `MCP_TOOL_TIMEOUT` (per call, ms, default
+ * 300000). A stdio server inherits only a safe part of the environment (the SDK's default list
+ * plus locale and temp-dir variables), never the provider API keys; the rest goes in its `env`. Every diagnostic goes to stderr; `mcp list` and `mcp tools` answer on stdout.
+ *
+ * `mcp list` connects only the servers that may run (it never asks, and never starts an
+ * unapproved project server) and prints one line per configured server: name, transport, status,
+ * tool count or reason. `mcp tools <server>` prints one line per tool: the loop name and the
+ * description's first line, then the skipped tools with their reasons.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { DEFAULT_INHERITED_ENV_VARS } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as NodePath from "node:path"
+import { identity } from "../../Adapter/HttpEdge.js"
+import * as Hooks from "../../Loop/Hooks.js"
+import type * as ToolRuntime from "../../Loop/ToolRuntime.js"
+import * as ToolRuntimes from "../../Loop/ToolRuntime.js"
+import * as Mcp from "../../Mcp/Mcp.js"
+import type * as McpApproval from "../../Mcp/McpApproval.js"
+import * as McpSetup from "../../Mcp/McpSetup.js"
+import * as DataDir from "../../Session/persistence/DataDir.js"
+import { CliError } from "../CliError.js"
+import { ExitCode } from "../ExitCode.js"
+
+/**
+ * The `--mcp-config` option (repeatable).
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const mcpConfigOption = Options.text("mcp-config").pipe(
+  Options.withDescription("load MCP servers from this JSON file (Claude Code's .mcp.json format; repeatable)"),
+  Options.repeated
+)
+
+/**
+ * What the MCP layer needs from the CLI.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Setup {
+  readonly cwd: string
+  readonly explicitFiles: ReadonlyArray<string>
+  /** the tool approval mode; also decides project-server approval */
+  readonly approval: McpApproval.Mode
+  readonly prompt?: McpSetup.Prompt | undefined
+}
+
+const stderr = (line: string) => Effect.sync(() => void process.stderr.write(`${line}\n`))
+
+const envMs = (name: string): number | undefined => {
+  const raw = process.env[name]
+  if (raw === undefined || raw.trim() === "") return undefined
+  const n = Number(raw)
+  return Number.isFinite(n) && n > 0 ? n : undefined
+}
+
+/**
+ * The environment a stdio server inherits: the SDK's safe default list (`HOME`, `LOGNAME`, `PATH`,
+ * `SHELL`, `TERM`, `USER` on POSIX) plus locale and temp-dir variables; never the provider API keys.
+ * Anything else a server needs goes in its `env` (with `${VAR}` expansion).
+ */
+const inheritedEnv = (): Record<string, string | undefined> => {
+  const out: Record<string, string | undefined> = {}
+  for (const key of [...DEFAULT_INHERITED_ENV_VARS, "LANG", "LC_ALL", "TMPDIR", "TEMP", "TMP"]) {
+    const value = process.env[key]
+    if (value !== undefined && !value.startsWith("()")) out[key] = value
+  }
+  return out
+}
+
+const plan = (setup: Setup, trust: McpSetup.Trust): Effect.Effect<McpSetup.Plan, CliError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const home = yield* DataDir.harnessHome.pipe(
+      Effect.mapError((e) => new CliError({ message: `cannot find the harness home: ${e.message}`, exitCode: ExitCode.Usage }))
+    )
+    return yield* McpSetup.load({
+      cwd: setup.cwd,
+      home,
+      env: process.env,
+      explicitFiles: setup.explicitFiles,
+      trust,
+      ...(setup.prompt === undefined ? {} : { prompt: setup.prompt })
+    }).pipe(Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage })))
+  })
+
+const serversLayer = (
+  p: McpSetup.Plan,
+  setup: Setup
+): Layer.Layer<Mcp.McpServers, never, ToolRuntime.ToolRuntime | Hooks.LoopHooks> => {
+  const connectTimeoutMs = envMs("MCP_TIMEOUT")
+  const callTimeoutMs = envMs("MCP_TOOL_TIMEOUT")
+  return Mcp.layer({
+    servers: McpSetup.ready(p),
+    baseEnv: inheritedEnv(),
+    cwd: setup.cwd,
+    clientInfo: { name: "effect-harness", version: identity.version },
+    approval: setup.approval,
+    onNotice: stderr,
+    ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
+    ...(callTimeoutMs === undefined ? {} : { callTimeoutMs })
+  })
+}
+
+/**
+ * The MCP servers of a `run`/`chat`: configuration, approval, connection, tools in the runtime.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  setup: Setup
+): Layer.Layer<Mcp.McpServers, CliError, ToolRuntime.ToolRuntime | Hooks.LoopHooks | FileSystem.FileSystem> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const trust: McpSetup.Trust = setup.approval === "auto" ? "yes" : setup.approval === "ask" ? "ask" : "skip"
+      const p = yield* plan(setup, trust)
+      for (const n of p.notices) yield* stderr(n)
+      return serversLayer(p, setup)
+    })
+  )
+
+const cwdOption = Options.text("cwd").pipe(
+  Options.withDescription("workspace root (default: current directory)"),
+  Options.optional
+)
+const yesOption = Options.boolean("yes").pipe(
+  Options.withAlias("y"),
+  Options.withDescription("include project servers that are not approved yet")
+)
+
+const out = (line: string) => Effect.sync(() => void process.stdout.write(`${line}\n`))
+
+const inspect = <A>(
+  args: { readonly cwd: Option.Option<string>; readonly mcpConfig: ReadonlyArray<string>; readonly yes: boolean },
+  only: string | undefined,
+  body: (p: McpSetup.Plan, mcp: Mcp.Service) => Effect.Effect<A, CliError>
+) =>
+  Effect.gen(function*() {
+    const setup: Setup = {
+      cwd: NodePath.resolve(Option.getOrElse(args.cwd, () => process.cwd())),
+      explicitFiles: args.mcpConfig,
+      approval: "deny"
+    }
+    const all = yield* plan(setup, args.yes ? "yes" : "skip")
+    const p = only === undefined ? all : { ...all, servers: all.servers.filter((s) => s.entry.name === only) }
+    if (only !== undefined && p.servers.length === 0) {
+      return yield* new CliError({ message: `no MCP server named "${only}" is configured`, exitCode: ExitCode.Usage })
+    }
+    const layer = serversLayer(p, setup).pipe(
+      Layer.provide(Layer.merge(ToolRuntimes.layerDefault, Hooks.layer))
+    )
+    return yield* Effect.flatMap(Mcp.McpServers, (mcp) => body(p, mcp)).pipe(Effect.provide(layer))
+  })
+
+const pad = (rows: ReadonlyArray<ReadonlyArray<string>>): ReadonlyArray<string> => {
+  const widths: Array<number> = []
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)))
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  "))
+}
+
+const kindOf = (entry: { readonly config: { readonly type?: string } }): string =>
+  entry.config.type === "http" || entry.config.type === "sse" ? entry.config.type : "stdio"
+
+const list = Command.make(
+  "list",
+  { cwd: cwdOption, mcpConfig: mcpConfigOption, yes: yesOption },
+  (args) =>
+    inspect(args, undefined, (p, mcp) =>
+      Effect.gen(function*() {
+        if (p.servers.length === 0) return yield* out("no MCP servers configured")
+        const offered = yield* mcp.offered
+        const rows = p.servers.map((s): ReadonlyArray<string> => {
+          const kind = kindOf(s.entry)
+          if (s._tag === "Skipped") return [s.entry.name, kind, "skipped", s.reason]
+          const o = offered.find((x) => x.name === s.entry.name)
+          if (o === undefined) return [s.entry.name, kind, "unknown", ""]
+          return o.status === "connected"
+            ? [o.name, kind, "connected", `${o.tools.length} tool${o.tools.length === 1 ? "" : "s"}`]
+            : [o.name, kind, o.status, o.error ?? ""]
+        })
+        for (const line of pad(rows)) yield* out(line)
+      }))
+).pipe(Command.withDescription("list the configured MCP servers with their status and tool count"))
+
+const tools = Command.make(
+  "tools",
+  {
+    cwd: cwdOption,
+    mcpConfig: mcpConfigOption,
+    yes: yesOption,
+    server: Args.text({ name: "server" }).pipe(Args.withDescription("the server's name in the configuration"))
+  },
+  (args) =>
+    inspect(args, args.server, (p, mcp) =>
+      Effect.gen(function*() {
+        const planned = p.servers[0]
+        if (planned === undefined || planned._tag === "Skipped") {
+          return yield* new CliError({
+            message: `MCP server "${args.server}" is skipped: ${planned?._tag === "Skipped" ? planned.reason : "unknown"}`,
+            exitCode: ExitCode.Usage
+          })
+        }
+        const o = (yield* mcp.offered).find((x) => x.name === args.server)
+        if (o === undefined || o.status !== "connected") {
+          return yield* new CliError({
+            message: o?.error ?? `MCP server "${args.server}" is not connected`,
+            exitCode: ExitCode.Internal
+          })
+        }
+        const connection = mcp.connections.find((c) => c.name === args.server)
+        const listing = connection === undefined ? [] : yield* connection.listTools.pipe(
+          Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Internal }))
+        )
+        const rows = o.tools.map((t): ReadonlyArray<string> => {
+          const description = listing.find((l) => l.name === t.tool)?.description ?? ""
+          return [t.name, description.split("\n")[0] ?? ""]
+        })
+        for (const line of pad(rows)) yield* out(line)
+        for (const s of o.skipped ?? []) yield* out(`(skipped) ${s.tool}: ${s.reason}`)
+      }))
+).pipe(Command.withDescription("list the tools an MCP server offers, as the model sees their names"))
+
+/**
+ * The `mcp` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make("mcp").pipe(
+  Command.withDescription("inspect MCP servers (.mcp.json, --mcp-config)"),
+  Command.withSubcommands([list, tools])
+)
