@@ -13,6 +13,7 @@ import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
 import { ExitCode } from "./ExitCode.js"
 import * as ProviderChoice from "./ProviderChoice.js"
+import type * as Sandbox from "./tools/internal/Sandbox.js"
 
 /**
  * The shared options.
@@ -47,6 +48,12 @@ export const options = {
   yes: Options.boolean("yes").pipe(
     Options.withAlias("y"),
     Options.withDescription("approve mutating tools (write, edit, bash) without asking")
+  ),
+  noSandbox: Options.boolean("no-sandbox").pipe(
+    Options.withDescription("run bash commands without the bubblewrap sandbox (see docs/security.md)")
+  ),
+  allowNetwork: Options.boolean("allow-network").pipe(
+    Options.withDescription("let sandboxed bash commands use the network")
   )
 }
 
@@ -66,7 +73,20 @@ export interface Common {
   readonly cwd: Option.Option<string>
   readonly store: "jsonl" | "sqlite"
   readonly yes: boolean
+  readonly noSandbox?: boolean
+  readonly allowNetwork?: boolean
 }
+
+/**
+ * The bash sandbox policy of the flags (`--no-sandbox`, `--allow-network`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sandboxOf = (common: Common): Sandbox.Policy => ({
+  enabled: common.noSandbox !== true,
+  allowNetwork: common.allowNetwork === true
+})
 
 /**
  * The absolute workspace root.

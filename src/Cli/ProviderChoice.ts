@@ -4,7 +4,8 @@
  * keyless offline demo model (the scripted adapter with a built-in script), announced on stderr.
  *
  * An explicit remote provider without its key is a usage error naming the variable to set. Keys
- * stay `Redacted` until the HTTP edge; they never appear in output, logs or files.
+ * stay `Redacted` until the HTTP edge; they never appear in output, logs or files. Keys captured
+ * at start-up by {@link SecretEnv} (and removed from the environment there) come first.
  *
  * Default models (override with `--model`): DeepSeek `deepseek-v4-flash` (the advisory default of
  * P-1), Anthropic `claude-sonnet-4-5`, OpenAI `gpt-4.1-mini`; a generic OpenAI-compatible server
@@ -18,6 +19,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { CliError } from "./CliError.js"
 import { ExitCode } from "./ExitCode.js"
+import * as SecretEnv from "./SecretEnv.js"
 
 /**
  * Providers the CLI knows.
@@ -85,7 +87,7 @@ const defaultModel: Record<Exclude<ProviderName, "scripted" | "openai-compatible
 }
 
 const secret = (name: string) =>
-  Config.option(Config.redacted(name)).pipe(
+  SecretEnv.providerKey(name) !== undefined ? Effect.succeed(SecretEnv.providerKey(name)) : Config.option(Config.redacted(name)).pipe(
     Effect.map(Option.getOrUndefined),
     Effect.mapError(() => new CliError({ message: `invalid value in ${name}`, exitCode: ExitCode.Usage }))
   )

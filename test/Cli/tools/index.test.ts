@@ -33,7 +33,9 @@ const kit = (
   const env = Layer.provideMerge(Workspace.layer(root), NodeContext.layer)
   const base = TestKit.layer({
     script,
-    tools: BuiltinTools.tools({ bash: { ...BuiltinTools.Bash.defaultOptions, killGraceMs: 200 } })
+    tools: BuiltinTools.tools({
+      bash: { ...BuiltinTools.Bash.defaultOptions, killGraceMs: 200, sandbox: { enabled: false, allowNetwork: false } }
+    })
   })
   return Layer.provideMerge(setup, Layer.provideMerge(base, env))
 }
