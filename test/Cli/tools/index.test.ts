@@ -183,4 +183,27 @@ describe("built-in tools as loop tools", () => {
         }))
       ])))
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("[issue 16] cancelling the agent during a catastrophic grep ends the turn within 1 s", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* tempRoot
+      yield* fs.writeFileString(`${root}/evil.txt`, `${"a".repeat(40)}!\n`)
+      yield* Effect.gen(function*() {
+        const a = yield* TestKit.agent({ session: { _tag: "New", cwd: root } })
+        yield* a.agent.send([{ type: "text", text: "search" }])
+        // wait until the call is dispatched, then give the matcher time to get stuck
+        for (let i = 0; i < 400; i++) {
+          if ((yield* a.events).some((e) => e.type === "tool/call")) break
+          yield* Effect.sleep(25)
+        }
+        yield* Effect.sleep(500)
+        const started = Date.now()
+        yield* a.agent.cancel("user pressed Ctrl-C")
+        yield* a.agent.whenIdle
+        const elapsed = Date.now() - started
+        expect(elapsed).toBeLessThan(1000)
+        expect((yield* a.turnEnds)[0]).toMatchObject({ kind: "aborted" })
+      }).pipe(Effect.provide(kit(root, [Scripted.call("c1", "grep", args({ pattern: "^(a+)+$" }))])))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
