@@ -36,7 +36,13 @@ const C = NodeFs.constants
  */
 export const procFd: boolean = (() => {
   try {
-    return NodeFs.readlinkSync("/proc/self/fd/0") !== undefined && NodeFs.statSync("/proc/self/fd").isDirectory()
+    // a descriptor of our own (fd 0 may be closed): its magic link must name the opened directory
+    const fd = NodeFs.openSync("/", NodeFs.constants.O_RDONLY | NodeFs.constants.O_DIRECTORY)
+    try {
+      return NodeFs.readlinkSync(`/proc/self/fd/${fd}`) === "/" && NodeFs.statSync(`/proc/self/fd/${fd}/.`).isDirectory()
+    } finally {
+      NodeFs.closeSync(fd)
+    }
   } catch {
     return false
   }

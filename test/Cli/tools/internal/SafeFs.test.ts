@@ -6,6 +6,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Edit from "../../../../src/Cli/tools/Edit.js"
 import * as Read from "../../../../src/Cli/tools/Read.js"
+import * as SafeFs from "../../../../src/Cli/tools/internal/SafeFs.js"
 import * as Write from "../../../../src/Cli/tools/Write.js"
 import { textOf, withWorkspace, writeFiles } from "../../../support/TempWorkspace.js"
 
@@ -130,4 +131,10 @@ describe("race-free confinement (issue 16)", () => {
         }
       })
     ))
+})
+
+describe("SafeFs primitives", () => {
+  it("uses /proc/self/fd magic links on Linux", () => {
+    expect(SafeFs.procFd).toBe(process.platform === "linux")
+  })
 })
