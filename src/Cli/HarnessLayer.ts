@@ -144,7 +144,10 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
     (e) => usage(e.message)
   ).pipe(Layer.provide(approvalService))
   const plugins = Layer.mergeAll(
-    Layer.mapError(BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }), (e) => usage(e.message)),
+    Layer.mapError(
+      BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }),
+      (e) => usage(e.message)
+    ),
     Layer.scopedDiscard(Approval.register(setup.approval)),
     WorkspaceContext.layer({ maxBytes: WorkspaceContext.DEFAULT_MAX_BYTES, cwd: setup.cwd })
   )

@@ -86,11 +86,14 @@ const defaultModel: Record<Exclude<ProviderName, "scripted" | "openai-compatible
   openai: "gpt-4.1-mini"
 }
 
-const secret = (name: string) =>
-  SecretEnv.providerKey(name) !== undefined ? Effect.succeed(SecretEnv.providerKey(name)) : Config.option(Config.redacted(name)).pipe(
+const secret = (name: string): Effect.Effect<Redacted.Redacted<string> | undefined, CliError> => {
+  const captured = SecretEnv.providerKey(name)
+  if (captured !== undefined) return Effect.succeed(captured)
+  return Config.option(Config.redacted(name)).pipe(
     Effect.map(Option.getOrUndefined),
     Effect.mapError(() => new CliError({ message: `invalid value in ${name}`, exitCode: ExitCode.Usage }))
   )
+}
 
 const remote = (
   provider: Exclude<ProviderName, "scripted">,

@@ -106,7 +106,14 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         })
       })
     const approval = Approval.modeFor({ yes: args.yes, interactive })
-    const setup: HarnessLayer.Setup = { choice, cwd, store: args.store, approval, prompt, sandbox: CommonOptions.sandboxOf(args) }
+    const setup: HarnessLayer.Setup = {
+      choice,
+      cwd,
+      store: args.store,
+      approval,
+      prompt,
+      sandbox: CommonOptions.sandboxOf(args)
+    }
 
     const program = Effect.gen(function*() {
       const printer = Output.make("text")
