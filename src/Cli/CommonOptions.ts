@@ -14,6 +14,7 @@ import { CliError } from "./CliError.js"
 import { mcpConfigOption } from "./commands/Mcp.js"
 import { ExitCode } from "./ExitCode.js"
 import * as ProviderChoice from "./ProviderChoice.js"
+import type * as Sandbox from "./tools/internal/Sandbox.js"
 
 /**
  * The shared options.
@@ -49,7 +50,13 @@ export const options = {
     Options.withAlias("y"),
     Options.withDescription("approve mutating tools (write, edit, bash) without asking")
   ),
-  mcpConfig: mcpConfigOption
+  mcpConfig: mcpConfigOption,
+  noSandbox: Options.boolean("no-sandbox").pipe(
+    Options.withDescription("run bash commands without the bubblewrap sandbox (see docs/security.md)")
+  ),
+  allowNetwork: Options.boolean("allow-network").pipe(
+    Options.withDescription("let sandboxed bash commands use the network")
+  )
 }
 
 /**
@@ -69,7 +76,20 @@ export interface Common {
   readonly store: "jsonl" | "sqlite"
   readonly yes: boolean
   readonly mcpConfig?: ReadonlyArray<string>
+  readonly noSandbox?: boolean
+  readonly allowNetwork?: boolean
 }
+
+/**
+ * The bash sandbox policy of the flags (`--no-sandbox`, `--allow-network`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sandboxOf = (common: Common): Sandbox.Policy => ({
+  enabled: common.noSandbox !== true,
+  allowNetwork: common.allowNetwork === true
+})
 
 /**
  * The absolute workspace root.

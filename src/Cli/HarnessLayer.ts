@@ -31,6 +31,7 @@ import { ExitCode } from "./ExitCode.js"
 import type * as ProviderChoice from "./ProviderChoice.js"
 import * as Approval from "./tools/Approval.js"
 import * as BuiltinTools from "./tools/index.js"
+import type * as Sandbox from "./tools/internal/Sandbox.js"
 import * as Workspace from "./tools/Workspace.js"
 import * as WorkspaceContext from "./WorkspaceContext.js"
 
@@ -50,6 +51,8 @@ export interface Setup {
   readonly approval: Approval.Mode
   /** answers `ask` decisions when `approval` is `"ask"` */
   readonly prompt?: Approval.Prompt | undefined
+  /** the bash sandbox policy (default: sandboxed, no network) */
+  readonly sandbox?: Sandbox.Policy | undefined
   /** typewriter delay of the offline demo (none in tests) */
   readonly demoChunkDelay?: Duration.DurationInput | undefined
   /** MCP configuration files named with `--mcp-config` (the workspace's `.mcp.json` is always read) */
@@ -144,7 +147,10 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
     (e) => usage(e.message)
   ).pipe(Layer.provide(approvalService))
   const plugins = Layer.mergeAll(
-    Layer.mapError(BuiltinTools.layer(), (e) => usage(e.message)),
+    Layer.mapError(
+      BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }),
+      (e) => usage(e.message)
+    ),
     Layer.scopedDiscard(Approval.register(setup.approval)),
     WorkspaceContext.layer({ maxBytes: WorkspaceContext.DEFAULT_MAX_BYTES, cwd: setup.cwd }),
     McpCli.layer({ cwd: setup.cwd, explicitFiles: setup.mcpConfig ?? [], approval: setup.approval, prompt: setup.prompt })

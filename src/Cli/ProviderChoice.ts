@@ -4,7 +4,8 @@
  * keyless offline demo model (the scripted adapter with a built-in script), announced on stderr.
  *
  * An explicit remote provider without its key is a usage error naming the variable to set. Keys
- * stay `Redacted` until the HTTP edge; they never appear in output, logs or files.
+ * stay `Redacted` until the HTTP edge; they never appear in output, logs or files. Keys captured
+ * at start-up by {@link SecretEnv} (and removed from the environment there) come first.
  *
  * Default models (override with `--model`): DeepSeek `deepseek-v4-flash` (the advisory default of
  * P-1), Anthropic `claude-sonnet-4-5`, OpenAI `gpt-4.1-mini`; a generic OpenAI-compatible server
@@ -18,6 +19,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { CliError } from "./CliError.js"
 import { ExitCode } from "./ExitCode.js"
+import * as SecretEnv from "./SecretEnv.js"
 
 /**
  * Providers the CLI knows.
@@ -84,11 +86,14 @@ const defaultModel: Record<Exclude<ProviderName, "scripted" | "openai-compatible
   openai: "gpt-4.1-mini"
 }
 
-const secret = (name: string) =>
-  Config.option(Config.redacted(name)).pipe(
+const secret = (name: string): Effect.Effect<Redacted.Redacted<string> | undefined, CliError> => {
+  const captured = SecretEnv.providerKey(name)
+  if (captured !== undefined) return Effect.succeed(captured)
+  return Config.option(Config.redacted(name)).pipe(
     Effect.map(Option.getOrUndefined),
     Effect.mapError(() => new CliError({ message: `invalid value in ${name}`, exitCode: ExitCode.Usage }))
   )
+}
 
 const remote = (
   provider: Exclude<ProviderName, "scripted">,

@@ -106,7 +106,15 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         })
       })
     const approval = Approval.modeFor({ yes: args.yes, interactive })
-    const setup: HarnessLayer.Setup = { choice, cwd, store: args.store, approval, prompt, mcpConfig: args.mcpConfig }
+    const setup: HarnessLayer.Setup = {
+      choice,
+      cwd,
+      store: args.store,
+      approval,
+      prompt,
+      mcpConfig: args.mcpConfig,
+      sandbox: CommonOptions.sandboxOf(args)
+    }
 
     const program = Effect.gen(function*() {
       const printer = Output.make("text")

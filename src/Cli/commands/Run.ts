@@ -126,7 +126,8 @@ export const command = Command.make(
         store: args.store,
         approval,
         prompt: approval === "ask" ? Approval.terminalPrompt(process.stdin, process.stderr) : undefined,
-        mcpConfig: args.mcpConfig
+        mcpConfig: args.mcpConfig,
+        sandbox: CommonOptions.sandboxOf(args)
       }
       const reason = yield* runOnce({ common: args, choice, cwd, prompt, json: args.json }).pipe(
         Effect.provide(HarnessLayer.layer(setup))

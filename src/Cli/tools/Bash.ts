@@ -19,8 +19,13 @@
  * - When the shell exits, processes it left running in its group (background jobs not waited for)
  *   are terminated too, so the call returns and nothing leaks. A process that wants to outlive the
  *   call must leave the group (`setsid`, `nohup setsid …`).
- * - The environment is inherited, except the provider API keys ({@link PROVIDER_KEY_VARIABLES},
- *   unset before the command runs) so that a command like `env` cannot leak them into the log.
+ * - The environment is NOT inherited: it is built from an allowlist (`PATH`, `HOME`, `LANG`,
+ *   `LC_*`, `TERM`, `TMPDIR`, `USER`, `SHELL`, …, see `internal/ChildEnv`) plus the variables the
+ *   user lists (`EFFECT_HARNESS_PASS_ENV`); provider keys are never passed.
+ * - Sandbox (issue 16, decision 0010): on Linux the command runs under bubblewrap (see
+ *   `internal/Sandbox`): workspace and temp directory writable, the rest read-only, its own
+ *   `/proc` and PID namespace, no network unless allowed. Where bwrap is unavailable the command
+ *   runs unsandboxed (said once on stderr by the CLI); `meta.sandboxed` records which.
  *
  * @since 0.1.0
  */
@@ -31,9 +36,13 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as ChildProcess from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as ChildEnv from "./internal/ChildEnv.js"
 import { OutputCapture } from "./internal/OutputCapture.js"
 import type { Outcome } from "./internal/Outcome.js"
 import * as ProcessGroup from "./internal/ProcessGroup.js"
+import * as Sandbox from "./internal/Sandbox.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
@@ -71,12 +80,22 @@ export const MAX_OUTPUT_BYTES = 32 * 1024
 export const KILL_GRACE_MS = 2_000
 
 /**
- * Environment variables removed before the command runs (provider API keys).
+ * The variable listing extra environment variables to pass to commands (comma- or
+ * space-separated names).
  *
  * @since 0.1.0
  * @category constants
  */
-export const PROVIDER_KEY_VARIABLES: ReadonlyArray<string> = ["DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
+export const PASS_ENV_VARIABLE = "EFFECT_HARNESS_PASS_ENV"
+
+/**
+ * The names listed in {@link PASS_ENV_VARIABLE}.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const passEnvFromEnvironment = (env: NodeJS.ProcessEnv = process.env): ReadonlyArray<string> =>
+  (env[PASS_ENV_VARIABLE] ?? "").split(/[\s,]+/).filter((n) => n !== "")
 
 /**
  * The tool name.
@@ -134,8 +153,10 @@ export interface Options {
   readonly killGraceMs: number
   /** the shell executable (default `bash`) */
   readonly shell: string
-  /** variables unset before the command runs (default {@link PROVIDER_KEY_VARIABLES}) */
-  readonly unsetEnv: ReadonlyArray<string>
+  /** variables passed in addition to the allowlist (never a provider key) */
+  readonly passEnv: ReadonlyArray<string>
+  /** the sandbox policy */
+  readonly sandbox: Sandbox.Policy
 }
 
 /**
@@ -150,7 +171,8 @@ export const defaultOptions: Options = {
   maxOutputBytes: MAX_OUTPUT_BYTES,
   killGraceMs: KILL_GRACE_MS,
   shell: "bash",
-  unsetEnv: PROVIDER_KEY_VARIABLES
+  passEnv: passEnvFromEnvironment(),
+  sandbox: Sandbox.defaultPolicy
 }
 
 interface ExitInfo {
@@ -165,19 +187,39 @@ interface Running {
   readonly closed: Deferred.Deferred<void>
 }
 
-const script = (command: string, unsetEnv: ReadonlyArray<string>): string => {
-  const names = unsetEnv.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n))
-  return `exec 2>&1\n${names.length > 0 ? `unset ${names.join(" ")}\n` : ""}${command}`
+const script = (command: string): string => `exec 2>&1\n${command}`
+
+/** whether the shell can be found (bwrap would report a missing one as command output) */
+const shellExists = (shell: string, path: string | undefined): boolean => {
+  const candidates = shell.includes("/")
+    ? [shell]
+    : (path ?? "").split(":").filter((d) => d !== "").map((d) => NodePath.join(d, shell))
+  return candidates.some((c) => {
+    try {
+      NodeFs.accessSync(c, NodeFs.constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  })
 }
 
-const spawn = (command: string, cwd: string, options: Options, capture: OutputCapture) =>
+const spawn = (command: string, cwd: string, options: Options, capture: OutputCapture, sandboxed: boolean) =>
   Effect.gen(function*() {
     const exited = yield* Deferred.make<ExitInfo, ToolError.BuiltinToolError>()
     const closed = yield* Deferred.make<void>()
+    const env = ChildEnv.build(process.env, options.passEnv)
+    if (sandboxed && !shellExists(options.shell, env.PATH)) {
+      return yield* Effect.fail(ToolError.make("SPAWN_FAILED", `cannot start ${options.shell}: not found`))
+    }
+    const [file, argv] = sandboxed
+      ? [Sandbox.BWRAP, [...Sandbox.args(options.sandbox, cwd, env.HOME), "--", options.shell, "-c", script(command)]]
+      : [options.shell, ["-c", script(command)]]
     const child = yield* Effect.try({
       try: () =>
-        ChildProcess.spawn(options.shell, ["-c", script(command, options.unsetEnv)], {
+        ChildProcess.spawn(file, argv, {
           cwd,
+          env,
           detached: true,
           stdio: ["ignore", "pipe", "ignore"]
         }),
@@ -226,8 +268,9 @@ export const runWith = (options: Options) =>
     const capture = new OutputCapture(half, options.maxOutputBytes - half)
     return yield* Effect.scoped(
       Effect.gen(function*() {
+        const sandboxed = options.sandbox.enabled && Sandbox.availability().available
         const running = yield* Effect.acquireRelease(
-          spawn(params.command, workspace.root, options, capture),
+          spawn(params.command, workspace.root, options, capture, sandboxed),
           (r) => finish(r, options.killGraceMs)
         )
         const exit = yield* Effect.timeoutOption(Deferred.await(running.exited), Duration.millis(timeoutMs))
@@ -252,7 +295,8 @@ export const runWith = (options: Options) =>
             exitCode: code,
             signal,
             outputBytes: capture.total,
-            truncated: capture.truncated
+            truncated: capture.truncated,
+            sandboxed
           }
         } satisfies Outcome
       })

@@ -117,11 +117,16 @@ export const run = Effect.fn("Edit.run")(function*(params: Params) {
   }
   const target = yield* workspace.resolve(params.file_path)
   const display = target.relative
-  const info = yield* FileIo.stat(target.absolute, display)
-  if (info.type !== "File") {
-    return yield* Effect.fail(ToolError.make("NOT_A_FILE", `${display} is not a regular file`))
-  }
-  const { bytes, truncated } = yield* FileIo.readBounded(target.absolute, display, MAX_FILE_BYTES)
+  const { bytes, info, truncated } = yield* Effect.scoped(
+    Effect.gen(function*() {
+      const fd = yield* FileIo.open(workspace.root, target)
+      const info = yield* FileIo.fstat(fd, display)
+      if (info.type !== "File") {
+        return yield* Effect.fail(ToolError.make("NOT_A_FILE", `${display} is not a regular file`))
+      }
+      return { info, ...(yield* FileIo.readBoundedFd(fd, display, MAX_FILE_BYTES)) }
+    })
+  )
   if (truncated) {
     return yield* Effect.fail(
       ToolError.make("FILE_TOO_LARGE", `${display} is larger than ${MAX_FILE_BYTES} bytes; edit refuses to rewrite it`)
@@ -163,7 +168,7 @@ export const run = Effect.fn("Edit.run")(function*(params: Params) {
   }
   const firstLine = lineOf(text, text.indexOf(oldString))
   const updated = text.split(oldString).join(newString)
-  yield* FileIo.atomicWrite(target.absolute, display, new TextEncoder().encode(updated), info.mode & 0o7777)
+  yield* FileIo.atomicWrite(workspace.root, target, new TextEncoder().encode(updated), info.mode & 0o7777)
   return {
     content: [{
       type: "text",

@@ -15,11 +15,11 @@
  */
 import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
 import * as GlobPattern from "./internal/GlobPattern.js"
 import type { Outcome } from "./internal/Outcome.js"
+import * as Search from "./internal/Search.js"
 import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
@@ -88,14 +88,14 @@ export const run = Effect.fn("Glob.run")(function*(params: Params) {
   const path = yield* Path.Path
   const workspace = yield* Workspace.Workspace
   const base = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
-  const baseInfo = yield* FileIo.stat(base.absolute, base.relative)
+  const baseInfo = yield* FileIo.stat(workspace.root, base)
   if (baseInfo.type !== "Directory") {
     return yield* Effect.fail(ToolError.make("NOT_A_DIRECTORY", `${base.relative} is not a directory`))
   }
   let pattern = params.pattern
   if (path.isAbsolute(pattern)) {
     const rel = path.relative(base.absolute, pattern)
-    if (rel.startsWith("..") || path.isAbsolute(rel)) {
+    if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
       return yield* Effect.fail(
         ToolError.make("INVALID_PATTERN", `pattern ${JSON.stringify(params.pattern)} must be relative to the search path`)
       )
@@ -108,20 +108,17 @@ export const run = Effect.fn("Glob.run")(function*(params: Params) {
       ToolError.make("INVALID_PATTERN", `pattern ${JSON.stringify(params.pattern)} must be non-empty and must not contain ".."`)
     )
   }
-  const regex = GlobPattern.compile(pattern)
   const prefix = GlobPattern.literalPrefix(pattern)
   let start = base
   if (prefix !== "") {
     const deeper = yield* workspace.resolve(path.join(base.absolute, prefix))
-    const info = yield* FileIo.statOption(deeper.absolute, deeper.relative)
-    if (Option.isNone(info) || info.value.type !== "Directory") {
+    const info = yield* FileIo.statOption(workspace.root, deeper)
+    if (info === undefined || info.type !== "Directory") {
       return { content: [{ type: "text", text: `No files matched ${params.pattern}` }] } satisfies Outcome
     }
     start = deeper
   }
-  const baseRel = base.relative
-  const relToBase = (rel: string): string => baseRel === "." ? rel : rel.slice(baseRel.length + 1)
-  const walked = yield* Walk.walk({ workspace, start, filter: (rel) => regex.test(relToBase(rel)) })
+  const walked = yield* Search.glob({ root: workspace.root, base: base.relative, start: start.relative, pattern })
   const sorted = [...walked.files].sort((a, b) =>
     b.mtime - a.mtime || (a.relative < b.relative ? -1 : a.relative > b.relative ? 1 : 0)
   )

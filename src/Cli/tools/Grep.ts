@@ -19,8 +19,8 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
-import * as GlobPattern from "./internal/GlobPattern.js"
 import type { Outcome } from "./internal/Outcome.js"
+import * as Search from "./internal/Search.js"
 import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
@@ -118,8 +118,6 @@ export const parameters = Schema.Struct({
  */
 export type Params = typeof parameters.Type
 
-const BATCH = 16
-
 /**
  * Runs `grep`.
  *
@@ -135,70 +133,23 @@ export const run = Effect.fn("Grep.run")(function*(params: Params) {
   })
   const max = Math.min(params.max_results ?? DEFAULT_RESULTS, MAX_RESULTS)
   const base = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
-  const info = yield* FileIo.stat(base.absolute, base.relative)
-
-  let candidates: ReadonlyArray<Walk.FileEntry>
-  let incomplete = false
-  if (info.type === "File") {
-    candidates = [{ absolute: base.absolute, relative: base.relative, mtime: 0, size: Number(info.size) }]
-  } else if (info.type === "Directory") {
-    let filter: ((rel: string) => boolean) | undefined
-    if (params.glob !== undefined && params.glob !== "") {
-      const globRegex = GlobPattern.compile(params.glob.replace(/^\.\//, ""))
-      const byName = !params.glob.includes("/")
-      const baseRel = base.relative
-      filter = (rel) => {
-        if (byName) return globRegex.test(rel.slice(rel.lastIndexOf("/") + 1))
-        return globRegex.test(baseRel === "." ? rel : rel.slice(baseRel.length + 1))
-      }
-    }
-    const walked = yield* Walk.walk(filter === undefined ? { workspace, start: base } : { workspace, start: base, filter })
-    candidates = walked.files
-    incomplete = walked.incomplete
-  } else {
+  const info = yield* FileIo.stat(workspace.root, base)
+  if (info.type === "Other" || (info.type === "File" && base.relative === ".")) {
     return yield* Effect.fail(ToolError.make("NOT_A_FILE", `${base.relative} is not a regular file or directory`))
   }
-
-  const searchFile = (entry: Walk.FileEntry) =>
-    Effect.gen(function*() {
-      if (entry.size > MAX_FILE_BYTES) return []
-      const read = yield* Effect.either(FileIo.readBounded(entry.absolute, entry.relative, MAX_FILE_BYTES))
-      if (read._tag === "Left") {
-        yield* Effect.logDebug(`grep: skipping unreadable ${entry.relative}: ${read.left.message}`)
-        return []
-      }
-      if (FileIo.looksBinary(read.right.bytes)) return []
-      const text = new TextDecoder("utf-8").decode(read.right.bytes)
-      const hits: Array<string> = []
-      const lines = text.split("\n")
-      for (let i = 0; i < lines.length; i++) {
-        let line = lines[i]!
-        if (i === lines.length - 1 && line === "") break
-        if (line.endsWith("\r")) line = line.slice(0, -1)
-        if (regex.test(line)) {
-          const shown = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line
-          hits.push(`${entry.relative}:${i + 1}:${shown}`)
-          if (hits.length > max) break
-        }
-      }
-      return hits
-    })
-
-  const results: Array<string> = []
-  let more = false
-  for (let i = 0; i < candidates.length && !more; i += BATCH) {
-    const batch = yield* Effect.forEach(candidates.slice(i, i + BATCH), searchFile, { concurrency: BATCH })
-    for (const hits of batch) {
-      for (const hit of hits) {
-        if (results.length >= max) {
-          more = true
-          break
-        }
-        results.push(hit)
-      }
-      if (more) break
-    }
-  }
+  const found = yield* Search.grep({
+    root: workspace.root,
+    start: base.relative,
+    startIsFile: info.type === "File",
+    regex,
+    glob: params.glob,
+    max,
+    maxFileBytes: MAX_FILE_BYTES,
+    maxLineChars: MAX_LINE_CHARS
+  })
+  const results = found.lines
+  const more = found.more
+  const incomplete = found.incomplete
   if (results.length === 0) {
     return {
       content: [{ type: "text", text: `No matches for /${params.pattern}/ in ${base.relative}` }],

@@ -9,14 +9,14 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as NodeFs from "node:fs"
 import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
-import * as Walk from "./internal/Walk.js"
+import * as SafeFs from "./internal/SafeFs.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
@@ -76,32 +76,41 @@ export type Params = typeof parameters.Type
  * @category execution
  */
 export const run = Effect.fn("Ls.run")(function*(params: Params) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
   const workspace = yield* Workspace.Workspace
   const target = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
   const display = target.relative
-  const info = yield* FileIo.stat(target.absolute, display)
-  if (info.type !== "Directory") {
-    return yield* Effect.fail(ToolError.make("NOT_A_DIRECTORY", `${display} is not a directory`))
-  }
-  const names = yield* fs.readDirectory(target.absolute).pipe(
-    Effect.mapError((e) => ToolError.fromPlatform(e, display))
-  )
-  names.sort()
-  const shown = names.slice(0, MAX_ENTRIES)
-  const lines = yield* Effect.forEach(shown, (entry) =>
-    Effect.gen(function*() {
-      const classified = yield* Walk.classify(target.absolute, entry)
-      if (classified.kind === "dir") return `${entry}/`
-      if (classified.kind === "file") return entry
-      const link = yield* Effect.option(fs.readLink(path.join(target.absolute, entry)))
-      return Option.match(link, { onNone: () => entry, onSome: (to) => `${entry} -> ${to}` })
-    }), { concurrency: 16 })
+  const listed = yield* Effect.scoped(Effect.gen(function*() {
+    const fd = yield* FileIo.open(workspace.root, target)
+    const info = yield* FileIo.fstat(fd, display)
+    if (info.type !== "Directory") {
+      return yield* Effect.fail(ToolError.make("NOT_A_DIRECTORY", `${display} is not a directory`))
+    }
+    return yield* Effect.try({
+      try: () => {
+        const dir = SafeFs.dirOf(fd, target.absolute)
+        const names = NodeFs.readdirSync(dir.base)
+        names.sort()
+        const lines = names.slice(0, MAX_ENTRIES).map((entry) => {
+          let entryInfo: NodeFs.Stats
+          try {
+            entryInfo = NodeFs.lstatSync(SafeFs.at(dir, entry))
+          } catch {
+            return entry // vanished meanwhile
+          }
+          if (entryInfo.isDirectory()) return `${entry}/`
+          if (entryInfo.isSymbolicLink()) return `${entry} -> ${NodeFs.readlinkSync(SafeFs.at(dir, entry))}`
+          return entry
+        })
+        return { names, lines }
+      },
+      catch: (e) => FileIo.toolError(e, display)
+    })
+  }))
+  const { lines, names } = listed
   if (lines.length === 0) return { content: [{ type: "text", text: "(empty directory)" }] } satisfies Outcome
   let text = lines.join("\n")
-  if (names.length > shown.length) {
-    text += `\n\n[Showing ${shown.length} of ${names.length} entries.]`
+  if (names.length > lines.length) {
+    text += `\n\n[Showing ${lines.length} of ${names.length} entries.]`
   }
   return { content: [{ type: "text", text }] } satisfies Outcome
 })

@@ -14,9 +14,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
@@ -114,25 +113,24 @@ const formatLine = (n: number, text: string): string => {
  * @category execution
  */
 export const run = Effect.fn("Read.run")(function*(params: Params) {
-  const fs = yield* FileSystem.FileSystem
   const workspace = yield* Workspace.Workspace
   const target = yield* workspace.resolve(params.file_path)
   const display = target.relative
-  const info = yield* FileIo.stat(target.absolute, display)
-  if (info.type === "Directory") {
-    return yield* Effect.fail(
-      ToolError.make("NOT_A_FILE", `${display} is a directory, not a file; use ls to list it`)
-    )
-  }
-  if (info.type !== "File") {
-    return yield* Effect.fail(ToolError.make("NOT_A_FILE", `${display} is not a regular file`))
-  }
   const offset = params.offset ?? 1
   const limit = Math.min(params.limit ?? MAX_LINES, MAX_LINES)
 
   const scan = Effect.scoped(
     Effect.gen(function*() {
-      const file = yield* fs.open(target.absolute, { flag: "r" })
+      const fd = yield* FileIo.open(workspace.root, target)
+      const info = yield* FileIo.fstat(fd, display)
+      if (info.type === "Directory") {
+        return yield* Effect.fail(
+          ToolError.make("NOT_A_FILE", `${display} is a directory, not a file; use ls to list it`)
+        )
+      }
+      if (info.type !== "File") {
+        return yield* Effect.fail(ToolError.make("NOT_A_FILE", `${display} is not a regular file`))
+      }
       const decoder = new TextDecoder("utf-8")
       const out: Array<string> = []
       let outBytes = 0
@@ -164,17 +162,17 @@ export const run = Effect.fn("Read.run")(function*(params: Params) {
       }
       let full = false
       while (!full && !eof) {
-        const chunk = yield* file.readAlloc(65536)
-        if (Option.isNone(chunk)) {
+        const chunk = yield* FileIo.readChunk(fd, display, 65536)
+        if (chunk.length === 0) {
           eof = true
           break
         }
         if (first) {
           first = false
-          if (FileIo.looksBinary(chunk.value)) return { binary: true as const }
+          if (FileIo.looksBinary(chunk)) return { binary: true as const, size: info.size }
         }
-        sawAny = sawAny || chunk.value.length > 0
-        pending += decoder.decode(chunk.value, { stream: true })
+        sawAny = true
+        pending += decoder.decode(chunk, { stream: true })
         let nl = pending.indexOf("\n")
         let start = 0
         while (nl !== -1) {
@@ -193,12 +191,12 @@ export const run = Effect.fn("Read.run")(function*(params: Params) {
       }
       return { binary: false as const, out, lineNo, more, byteCapped, empty: !sawAny }
     })
-  ).pipe(Effect.mapError((e) => ToolError.fromPlatform(e, display)))
+  )
 
   const result = yield* scan
   if (result.binary) {
     return yield* Effect.fail(
-      ToolError.make("BINARY_FILE", `${display} looks like a binary file (${info.size} bytes); read only shows text files`)
+      ToolError.make("BINARY_FILE", `${display} looks like a binary file (${result.size} bytes); read only shows text files`)
     )
   }
   if (result.empty) {

@@ -28,6 +28,7 @@ export const BuiltinToolErrorCode = Schema.Literal(
   "AMBIGUOUS_MATCH",
   "NO_CHANGE",
   "COMMAND_TIMEOUT",
+  "SEARCH_TIMEOUT",
   "SPAWN_FAILED",
   "IO_ERROR"
 )

@@ -10,6 +10,10 @@
  *    pointing outside is denied, a link pointing inside is followed (the tools then operate on the
  *    real target, so an atomic write replaces the target, not the link).
  *
+ * Resolution only computes the path; the tools then open it race-free, one verified descriptor
+ * per component (see `internal/SafeFs`, decision 0010), so a link swapped in after resolution is
+ * refused rather than followed. A name that merely begins with `..` (`..foo`, `...`) is ordinary.
+ *
  * Denials are {@link ToolError.BuiltinToolError}s with code `OUTSIDE_WORKSPACE` and a message that
  * names the path and the root. Decisions (DEC-10): a component that cannot be resolved for any
  * reason (missing, dangling link, not a directory) counts as "not existing yet"; the operation that
@@ -23,6 +27,7 @@ import * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as SafeFs from "./internal/SafeFs.js"
 import * as ToolError from "./ToolError.js"
 
 /**
@@ -61,10 +66,7 @@ export interface Service {
  */
 export class Workspace extends Context.Tag("effect-harness/Cli/tools/Workspace")<Workspace, Service>() {}
 
-const isInside = (path: Path.Path, root: string, candidate: string): boolean => {
-  const rel = path.relative(root, candidate)
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))
-}
+const isInside = (_path: Path.Path, root: string, candidate: string): boolean => SafeFs.isInside(root, candidate)
 
 /**
  * Builds the workspace service for `root` (resolved against the process cwd when relative). Fails

@@ -9,7 +9,6 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
@@ -71,16 +70,16 @@ export const run = Effect.fn("Write.run")(function*(params: Params) {
   const workspace = yield* Workspace.Workspace
   const target = yield* workspace.resolve(params.file_path)
   const display = target.relative
-  const existing = yield* FileIo.statOption(target.absolute, display)
-  if (Option.isSome(existing) && existing.value.type !== "File") {
+  const existing = yield* FileIo.statOption(workspace.root, target)
+  if (existing !== undefined && existing.type !== "File") {
     return yield* Effect.fail(
-      ToolError.make("NOT_A_FILE", `${display} exists and is not a regular file (${existing.value.type})`)
+      ToolError.make("NOT_A_FILE", `${display} exists and is not a regular file (${existing.type})`)
     )
   }
   const bytes = new TextEncoder().encode(params.content)
-  const mode = Option.isSome(existing) ? existing.value.mode & 0o7777 : undefined
-  yield* FileIo.atomicWrite(target.absolute, display, bytes, mode)
-  const created = Option.isNone(existing)
+  const mode = existing !== undefined ? existing.mode & 0o7777 : undefined
+  yield* FileIo.atomicWrite(workspace.root, target, bytes, mode)
+  const created = existing === undefined
   const lines = countLines(params.content)
   return {
     content: [{

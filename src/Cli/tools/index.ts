@@ -31,6 +31,8 @@ import * as Bash from "./Bash.js"
 import * as Edit from "./Edit.js"
 import * as Glob from "./Glob.js"
 import * as Grep from "./Grep.js"
+import * as Sandbox from "./internal/Sandbox.js"
+import * as Scrub from "./internal/Scrub.js"
 import * as Ls from "./Ls.js"
 import * as Read from "./Read.js"
 import type * as Workspace from "./Workspace.js"
@@ -64,23 +66,32 @@ export type Requirements = Workspace.Workspace | FileSystem.FileSystem | Path.Pa
 export interface Options {
   /** tunables of `bash` (timeouts, output cap, kill grace) */
   readonly bash?: Bash.Options
+  /** the sandbox policy of `bash` (overrides the one in `bash`) */
+  readonly sandbox?: Sandbox.Policy
 }
 
+const bashOptions = (options: Options): Bash.Options | undefined =>
+  options.sandbox === undefined ? options.bash : { ...(options.bash ?? Bash.defaultOptions), sandbox: options.sandbox }
+
 /**
- * The seven built-in tools, in a stable order.
+ * The seven built-in tools, in a stable order, each with its output scrubbed of configured
+ * secrets (see `internal/Scrub`).
  *
  * @since 0.1.0
  * @category tools
  */
-export const tools = (options: Options = {}): ReadonlyArray<Tool.Tool<Requirements>> => [
-  Read.tool,
-  Write.tool,
-  Edit.tool,
-  Ls.tool,
-  Glob.tool,
-  Grep.tool,
-  options.bash === undefined ? Bash.tool : Bash.makeTool(options.bash)
-]
+export const tools = (options: Options = {}): ReadonlyArray<Tool.Tool<Requirements>> => {
+  const bash = bashOptions(options)
+  return [
+    Read.tool,
+    Write.tool,
+    Edit.tool,
+    Ls.tool,
+    Glob.tool,
+    Grep.tool,
+    bash === undefined ? Bash.tool : Bash.makeTool(bash)
+  ].map(Scrub.wrap)
+}
 
 /**
  * The tool names.
@@ -91,7 +102,8 @@ export const tools = (options: Options = {}): ReadonlyArray<Tool.Tool<Requiremen
 export const names: ReadonlyArray<string> = ["read", "write", "edit", "ls", "glob", "grep", "bash"]
 
 /**
- * Registers every built-in tool in the global layer of the tool runtime for the scope.
+ * Registers every built-in tool in the global layer of the tool runtime for the scope. When the
+ * bash sandbox is asked for but unavailable here (probed once), says so once on stderr.
  *
  * @since 0.1.0
  * @category registration
@@ -99,7 +111,10 @@ export const names: ReadonlyArray<string> = ["read", "write", "edit", "ls", "glo
 export const register = (
   options: Options = {}
 ): Effect.Effect<void, ToolRegistry.DuplicateToolError, ToolRuntime.ToolRuntime | Requirements | Scope.Scope> =>
-  Effect.forEach(tools(options), (tool) => ToolRuntime.registerTool(tool), { discard: true })
+  Effect.zipRight(
+    Effect.sync(() => Sandbox.announceFallback((bashOptions(options) ?? Bash.defaultOptions).sandbox)),
+    Effect.forEach(tools(options), (tool) => ToolRuntime.registerTool(tool), { discard: true })
+  )
 
 /**
  * {@link register} as a layer.

@@ -6,7 +6,9 @@ import * as Bash from "../../../src/Cli/tools/Bash.js"
 import * as ProcessGroup from "../../../src/Cli/tools/internal/ProcessGroup.js"
 import { textOf, withWorkspace } from "../../support/TempWorkspace.js"
 
-const fast: Bash.Options = { ...Bash.defaultOptions, killGraceMs: 300 }
+// process-group semantics are observed through host PIDs: unsandboxed here (the sandbox has its
+// own PID namespace; see internal/Sandbox.test.ts for the sandboxed behaviour)
+const fast: Bash.Options = { ...Bash.defaultOptions, killGraceMs: 300, sandbox: { enabled: false, allowNetwork: false } }
 const run = Bash.runWith(fast)
 
 const pidsIn = (text: string): Array<number> =>
@@ -39,13 +41,9 @@ describe("bash", () => {
       })
     ))
 
-  it.scopedLive("provider API key variables are unset; a missing shell is a SPAWN_FAILED error", () =>
+  it.scopedLive("a missing shell is a SPAWN_FAILED error", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
-        expect(Bash.defaultOptions.unsetEnv).toEqual(["DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"])
-        // HOME is always inherited: unsetting it proves the mechanism
-        const out = yield* Bash.runWith({ ...fast, unsetEnv: ["HOME"] })({ command: "echo \"[${HOME-unset}]\"" })
-        expect(textOf(out)).toBe("[unset]\n[exit code: 0]")
         const missing = yield* Effect.flip(Bash.runWith({ ...fast, shell: "/nonexistent/bash" })({ command: "true" }))
         expect(missing.code).toBe("SPAWN_FAILED")
       })

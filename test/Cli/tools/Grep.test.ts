@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Duration from "effect/Duration"
+import * as Glob from "../../../src/Cli/tools/Glob.js"
 import * as Grep from "../../../src/Cli/tools/Grep.js"
+import * as SearchWorker from "../../../src/Cli/tools/internal/SearchWorker.js"
 import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
 
 describe("grep", () => {
@@ -41,6 +44,28 @@ describe("grep", () => {
         expect(bad.code).toBe("INVALID_PATTERN")
         const escape = yield* Effect.flip(Grep.run({ pattern: "x", path: "../" }))
         expect(escape.code).toBe("OUTSIDE_WORKSPACE")
+      })
+    ))
+
+  it.scopedLive("[issue 16] a catastrophic regex returns SEARCH_TIMEOUT within its budget; glob patterns too", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        yield* writeFiles(root, { "evil.txt": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n", [`${"a".repeat(60)}.txt`]: "x" })
+        const budget = Duration.seconds(1)
+        const started = Date.now()
+        const error = yield* Effect.flip(
+          Grep.run({ pattern: "^(a+)+$" }).pipe(Effect.provideService(SearchWorker.SearchBudget, budget))
+        )
+        const elapsed = Date.now() - started
+        expect(error.code).toBe("SEARCH_TIMEOUT")
+        expect(error.message).toContain("time budget")
+        // budget + generous slack for a loaded machine (the unbounded search would run for hours)
+        expect(elapsed).toBeLessThan(1000 + 5000)
+        // a glob whose compiled pattern backtracks polynomially is bounded the same way
+        const globError = yield* Effect.flip(
+          Glob.run({ pattern: `${"*a".repeat(12)}*b` }).pipe(Effect.provideService(SearchWorker.SearchBudget, budget))
+        )
+        expect(globError.code).toBe("SEARCH_TIMEOUT")
       })
     ))
 })

@@ -33,7 +33,9 @@ const kit = (
   const env = Layer.provideMerge(Workspace.layer(root), NodeContext.layer)
   const base = TestKit.layer({
     script,
-    tools: BuiltinTools.tools({ bash: { ...BuiltinTools.Bash.defaultOptions, killGraceMs: 200 } })
+    tools: BuiltinTools.tools({
+      bash: { ...BuiltinTools.Bash.defaultOptions, killGraceMs: 200, sandbox: { enabled: false, allowNetwork: false } }
+    })
   })
   return Layer.provideMerge(setup, Layer.provideMerge(base, env))
 }
@@ -180,5 +182,28 @@ describe("built-in tools as loop tools", () => {
           command: "echo PID=$$ > pids; sleep 1000 & echo PID=$! >> pids; (sleep 1000 & echo PID=$! >> pids; wait) & wait"
         }))
       ])))
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("[issue 16] cancelling the agent during a catastrophic grep ends the turn within 1 s", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* tempRoot
+      yield* fs.writeFileString(`${root}/evil.txt`, `${"a".repeat(40)}!\n`)
+      yield* Effect.gen(function*() {
+        const a = yield* TestKit.agent({ session: { _tag: "New", cwd: root } })
+        yield* a.agent.send([{ type: "text", text: "search" }])
+        // wait until the call is dispatched, then give the matcher time to get stuck
+        for (let i = 0; i < 400; i++) {
+          if ((yield* a.events).some((e) => e.type === "tool/call")) break
+          yield* Effect.sleep(25)
+        }
+        yield* Effect.sleep(500)
+        const started = Date.now()
+        yield* a.agent.cancel("user pressed Ctrl-C")
+        yield* a.agent.whenIdle
+        const elapsed = Date.now() - started
+        expect(elapsed).toBeLessThan(1000)
+        expect((yield* a.turnEnds)[0]).toMatchObject({ kind: "aborted" })
+      }).pipe(Effect.provide(kit(root, [Scripted.call("c1", "grep", args({ pattern: "^(a+)+$" }))])))
     }).pipe(Effect.provide(NodeContext.layer)))
 })

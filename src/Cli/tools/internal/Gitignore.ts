@@ -13,7 +13,39 @@
  *
  * @since 0.1.0
  */
+import * as NodeV8 from "node:v8"
 import * as GlobPattern from "./GlobPattern.js"
+
+/**
+ * Whether V8's linear-time regular-expression engine (the `l` flag) is available. `.gitignore`
+ * patterns come from a possibly hostile workspace and are matched on the main thread during a walk,
+ * where a backtracking match cannot be interrupted; their compiled form (classes, `*`, groups,
+ * alternation: no back-references or look-arounds) is accepted by the linear engine, which bounds
+ * each match by the input length (decision 0010). Enabled once, on first use; where the flag is
+ * refused, the backtracking engine is used.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const linearEngine: boolean = (() => {
+  try {
+    NodeV8.setFlagsFromString("--enable-experimental-regexp-engine")
+    return new RegExp("a*", "l").test("aaa")
+  } catch {
+    return false
+  }
+})()
+
+const compileLinear = (source: string): RegExp => {
+  if (linearEngine) {
+    try {
+      return new RegExp(source, "l")
+    } catch {
+      // a construct the linear engine does not support: the backtracking engine takes it
+    }
+  }
+  return new RegExp(source)
+}
 
 /**
  * One compiled rule of a `.gitignore` file.
@@ -66,7 +98,7 @@ export const parse = (base: string, text: string): RuleSet => {
     const anchored = line.includes("/")
     if (line.startsWith("/")) line = line.slice(1)
     const source = GlobPattern.toRegExpSource(line, { braces: false })
-    const regex = anchored ? new RegExp(`^${source}$`) : new RegExp(`(?:^|/)${source}$`)
+    const regex = compileLinear(anchored ? `^${source}$` : `(?:^|/)${source}$`)
     rules.push({ negate, dirOnly, regex })
   }
   return { base, rules }

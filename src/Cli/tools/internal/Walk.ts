@@ -1,5 +1,8 @@
 /**
- * Recursive directory walk for `glob` and `grep`, honouring `.gitignore` files.
+ * Recursive directory walk for `glob` and `grep`, honouring `.gitignore` files. Synchronous and
+ * race-free (see {@link SafeFs}): every directory is opened relative to its parent's verified
+ * descriptor without following links, and each file is yielded together with its open parent
+ * directory, so the caller opens it the same way.
  *
  * Decisions (DEC-10):
  * - `.git/` and `node_modules/` are always skipped.
@@ -12,16 +15,12 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as ToolError from "../ToolError.js"
-import type * as Workspace from "../Workspace.js"
+import * as NodeFs from "node:fs"
 import * as Gitignore from "./Gitignore.js"
+import * as SafeFs from "./SafeFs.js"
 
 /**
- * Most files one walk collects.
+ * Most files one walk yields.
  *
  * @since 0.1.0
  * @category constants
@@ -37,29 +36,19 @@ export const MAX_FILES = 200_000
 export const ALWAYS_SKIPPED: ReadonlySet<string> = new Set([".git", "node_modules"])
 
 /**
- * A file found by the walk.
+ * A file found by the walk; `dir` is open only during the visitor call.
  *
  * @since 0.1.0
  * @category models
  */
-export interface FileEntry {
-  readonly absolute: string
+export interface FileVisit {
+  readonly dir: SafeFs.Dir
+  readonly name: string
   /** root-relative, `/`-separated */
   readonly relative: string
-  /** modification time in ms since the epoch (0 when unknown) */
+  /** modification time in ms since the epoch */
   readonly mtime: number
   readonly size: number
-}
-
-/**
- * The result of a walk.
- *
- * @since 0.1.0
- * @category models
- */
-export interface WalkResult {
-  readonly files: ReadonlyArray<FileEntry>
-  readonly incomplete: boolean
 }
 
 /**
@@ -69,145 +58,122 @@ export interface WalkResult {
  * @category models
  */
 export interface WalkOptions {
-  readonly workspace: Workspace.Service
-  /** the directory to start at (a resolved workspace path) */
-  readonly start: Workspace.ResolvedPath
-  /** keep only files whose root-relative path passes this test (`undefined` keeps all) */
-  readonly filter?: (relative: string) => boolean
+  /** the workspace's real root */
+  readonly root: string
+  /** the root-relative, `/`-separated directory to start at (`.` for the root) */
+  readonly start: string
+  /** keep only files whose root-relative path passes this (cheap) test; `undefined` keeps all */
+  readonly filter?: ((relative: string) => boolean) | undefined
 }
 
 const joinRel = (dir: string, name: string): string => (dir === "." || dir === "" ? name : `${dir}/${name}`)
 
 /**
- * Loads a `.gitignore` in `absoluteDir` (root-relative `relDir`), if it exists and is readable.
- * Unreadable ignore files are logged and skipped.
+ * Loads the `.gitignore` of an open directory (root-relative `relDir`), if it exists and is a
+ * readable regular file.
  *
  * @since 0.1.0
  * @category utils
  */
-export const loadIgnore = (absoluteDir: string, relDir: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const file = path.join(absoluteDir, ".gitignore")
-    const text = yield* fs.readFileString(file).pipe(
-      Effect.map(Option.some),
-      Effect.catchAll((e) =>
-        e._tag === "SystemError" && e.reason === "NotFound"
-          ? Effect.succeedNone
-          : Effect.as(Effect.logWarning(`ignoring unreadable ${file}`, e), Option.none<string>())
-      )
-    )
-    return Option.map(text, (t) => Gitignore.parse(relDir === "." ? "" : relDir, t))
-  })
-
-/**
- * The rule sets that apply at the start of a walk: the root's and each directory's between the
- * root and `relativeStart` (exclusive).
- *
- * @since 0.1.0
- * @category utils
- */
-export const ancestorRules = (workspace: Workspace.Service, relativeStart: string) =>
-  Effect.gen(function*() {
-    const path = yield* Path.Path
-    const sets: Array<Gitignore.RuleSet> = []
-    const segments = relativeStart === "." ? [] : relativeStart.split("/")
-    for (let i = 0; i < segments.length; i++) {
-      const rel = segments.slice(0, i).join("/")
-      const set = yield* loadIgnore(path.join(workspace.root, ...segments.slice(0, i)), rel === "" ? "." : rel)
-      if (Option.isSome(set)) sets.push(set.value)
-    }
-    return sets
-  })
-
-interface Classified {
-  readonly name: string
-  readonly kind: "file" | "dir" | "skip"
-  readonly mtime: number
-  readonly size: number
+export const loadIgnore = (dir: SafeFs.Dir, relDir: string, root: string): Gitignore.RuleSet | undefined => {
+  let fd: number
+  try {
+    fd = SafeFs.openFileAt(dir, ".gitignore", root, NodeFs.constants.O_RDONLY)
+  } catch {
+    return undefined
+  }
+  try {
+    if (!NodeFs.fstatSync(fd).isFile()) return undefined
+    const { bytes } = SafeFs.readBoundedFd(fd, 1 << 20)
+    return Gitignore.parse(relDir === "." ? "" : relDir, new TextDecoder("utf-8").decode(bytes))
+  } finally {
+    NodeFs.closeSync(fd)
+  }
 }
 
 /**
- * Classifies a directory entry without following symbolic links: `skip` for links, special
- * files and entries that vanished.
+ * The files under `options.start`, lazily: a generator that keeps the directories on its current
+ * path open (closed when it finishes or is `return`ed), so the caller can pause between files.
+ * A file's `dir` is open until the generator is resumed. Throws the Node error when the start
+ * directory cannot be opened or listed; returns `incomplete` when it stopped at
+ * {@link MAX_FILES}.
  *
  * @since 0.1.0
  * @category utils
  */
-export const classify = (absoluteDir: string, name: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const absolute = path.join(absoluteDir, name)
-    const real = yield* Effect.option(fs.realPath(absolute))
-    if (Option.isNone(real) || real.value !== absolute) {
-      return { name, kind: "skip", mtime: 0, size: 0 } satisfies Classified
+export function* walk(options: WalkOptions): Generator<FileVisit, { readonly incomplete: boolean }, undefined> {
+  const { root } = options
+  let visited = 0
+  const segments = options.start === "." ? [] : options.start.split("/")
+  const initial: Array<Gitignore.RuleSet> = []
+  let current = SafeFs.openRoot(root)
+  try {
+    for (let i = 0; i < segments.length; i++) {
+      const rel = segments.slice(0, i).join("/")
+      const set = loadIgnore(current, rel === "" ? "." : rel, root)
+      if (set !== undefined) initial.push(set)
+      const next = SafeFs.openDirAt(current, segments[i]!, root)
+      NodeFs.closeSync(current.fd)
+      current = next
     }
-    const info = yield* Effect.option(fs.stat(absolute))
-    if (Option.isNone(info)) return { name, kind: "skip", mtime: 0, size: 0 } satisfies Classified
-    const kind = info.value.type === "Directory" ? "dir" : info.value.type === "File" ? "file" : "skip"
-    return {
-      name,
-      kind,
-      mtime: Option.match(info.value.mtime, { onNone: () => 0, onSome: (d) => d.getTime() }),
-      size: Number(info.value.size)
-    } satisfies Classified
-  })
+  } catch (e) {
+    NodeFs.closeSync(current.fd)
+    throw e
+  }
 
-/**
- * Walks the tree under `options.start`.
- *
- * @since 0.1.0
- * @category utils
- */
-export const walk = (options: WalkOptions) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const files: Array<FileEntry> = []
-    let incomplete = false
-    const initial = yield* ancestorRules(options.workspace, options.start.relative)
-
-    const visit = (
-      absoluteDir: string,
-      relDir: string,
-      inherited: ReadonlyArray<Gitignore.RuleSet>
-    ): Effect.Effect<void, ToolError.BuiltinToolError, FileSystem.FileSystem | Path.Path> =>
-      Effect.gen(function*() {
-        if (incomplete) return
-        const names = yield* fs.readDirectory(absoluteDir).pipe(
-          Effect.catchAll((e) =>
-            relDir === options.start.relative
-              ? Effect.fail(ToolError.fromPlatform(e, relDir))
-              : Effect.as(Effect.logDebug(`walk: cannot list ${relDir}`, e), [] as Array<string>)
-          )
-        )
-        names.sort()
-        const own = names.includes(".gitignore") ? yield* loadIgnore(absoluteDir, relDir) : Option.none()
-        const rules = Option.isSome(own) ? [...inherited, own.value] : inherited
-        const entries = yield* Effect.forEach(
-          names.filter((n) => !ALWAYS_SKIPPED.has(n)),
-          (name) => classify(absoluteDir, name),
-          { concurrency: 16 }
-        )
-        for (const entry of entries) {
-          if (incomplete) return
-          const rel = joinRel(relDir, entry.name)
-          if (entry.kind === "skip") continue
-          if (Gitignore.isIgnored(rules, rel, entry.kind === "dir")) continue
-          if (entry.kind === "dir") {
-            yield* visit(path.join(absoluteDir, entry.name), rel, rules)
-          } else if (options.filter === undefined || options.filter(rel)) {
-            if (files.length >= MAX_FILES) {
-              incomplete = true
-              return
-            }
-            files.push({ absolute: path.join(absoluteDir, entry.name), relative: rel, mtime: entry.mtime, size: entry.size })
-          }
+  function* visit(
+    dir: SafeFs.Dir,
+    relDir: string,
+    inherited: ReadonlyArray<Gitignore.RuleSet>,
+    isStart: boolean
+  ): Generator<FileVisit, boolean, undefined> {
+    let names: Array<string>
+    try {
+      names = NodeFs.readdirSync(dir.base)
+    } catch (e) {
+      if (isStart) throw e
+      return true // unlistable sub-directory: skipped
+    }
+    names.sort()
+    const own = names.includes(".gitignore") ? loadIgnore(dir, relDir, root) : undefined
+    const rules = own !== undefined ? [...inherited, own] : inherited
+    for (const name of names) {
+      if (ALWAYS_SKIPPED.has(name)) continue
+      let info: NodeFs.Stats
+      try {
+        info = NodeFs.lstatSync(SafeFs.at(dir, name))
+      } catch {
+        continue // vanished meanwhile
+      }
+      const isDir = info.isDirectory()
+      if (!isDir && !info.isFile()) continue // links and special files
+      const rel = joinRel(relDir, name)
+      if (Gitignore.isIgnored(rules, rel, isDir)) continue
+      if (isDir) {
+        let child: SafeFs.Dir
+        try {
+          child = SafeFs.openDirAt(dir, name, root)
+        } catch {
+          continue // replaced by a link or removed meanwhile: not followed
         }
-      })
+        try {
+          if (!(yield* visit(child, rel, rules, false))) return false
+        } finally {
+          NodeFs.closeSync(child.fd)
+        }
+      } else if (options.filter === undefined || options.filter(rel)) {
+        if (visited >= MAX_FILES) return false
+        visited++
+        yield { dir, name, relative: rel, mtime: info.mtimeMs, size: info.size }
+      }
+    }
+    return true
+  }
 
-    yield* visit(options.start.absolute, options.start.relative, initial)
-    return { files, incomplete } satisfies WalkResult
-  })
+  try {
+    const complete = yield* visit(current, options.start, initial, true)
+    return { incomplete: !complete }
+  } finally {
+    NodeFs.closeSync(current.fd)
+  }
+}

@@ -39,3 +39,15 @@ describe("Gitignore", () => {
     expect(Gitignore.isIgnored([root, nested], "local.txt", false)).toBe(false)
   })
 })
+
+describe("hostile .gitignore patterns (issue 16)", () => {
+  it("a pattern with many wildcards is matched in linear time", () => {
+    expect(Gitignore.linearEngine).toBe(true)
+    const set = Gitignore.parse("", `${"*a".repeat(16)}*b\n`)
+    const started = Date.now()
+    expect(Gitignore.isIgnored([set], "a".repeat(250), false)).toBe(false)
+    expect(Gitignore.isIgnored([set], `${"a".repeat(20)}b`, false)).toBe(true)
+    // the backtracking engine needs hours here; generous bound for a loaded machine
+    expect(Date.now() - started).toBeLessThan(2000)
+  })
+})
