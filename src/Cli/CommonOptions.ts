@@ -44,6 +44,14 @@ export const options = {
     Options.withDescription("session storage backend"),
     Options.withDefault("jsonl" as const)
   ),
+  maxSteps: Options.integer("max-steps").pipe(
+    Options.withDescription("end a turn after this many model steps (a runaway tool loop stops; the next prompt continues)"),
+    Options.optional
+  ),
+  contextWindow: Options.integer("context-window").pipe(
+    Options.withDescription("the model's context window in tokens (overrides the built-in model catalog)"),
+    Options.optional
+  ),
   yes: Options.boolean("yes").pipe(
     Options.withAlias("y"),
     Options.withDescription("approve mutating tools (write, edit, bash) without asking")
@@ -65,8 +73,25 @@ export interface Common {
   readonly continue: boolean
   readonly cwd: Option.Option<string>
   readonly store: "jsonl" | "sqlite"
+  readonly maxSteps: Option.Option<number>
+  readonly contextWindow: Option.Option<number>
   readonly yes: boolean
 }
+
+/**
+ * The agent options the shared flags set: compaction always on (K-15; `--context-window`
+ * overrides the catalog) and the per-turn step budget (`--max-steps`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const agentLimits = (common: Common): {
+  readonly compaction: { readonly contextWindow?: number }
+  readonly maxSteps?: number
+} => ({
+  compaction: Option.match(common.contextWindow, { onNone: () => ({}), onSome: (contextWindow) => ({ contextWindow }) }),
+  ...Option.match(common.maxSteps, { onNone: () => ({}), onSome: (maxSteps) => ({ maxSteps }) })
+})
 
 /**
  * The absolute workspace root.

@@ -79,6 +79,7 @@ export const make = (mode: "text" | "json", sinks: Sinks = processSinks): Printe
   }
   let usage: Message.TokenUsage | undefined
   let atLineStart = true
+  let compactStarted = 0
   const names = new Map<string, string>()
   const out = (text: string) => {
     if (text === "") return
@@ -104,9 +105,24 @@ export const make = (mode: "text" | "json", sinks: Sinks = processSinks): Printe
             sinks.stderr(`→ ${event.data.name}(${firstLine(event.data.arguments, 100)})\n`)
             break
           case "tool/result": {
+            if (event.surfaceOp !== "append") break // a compaction trim of an old result (K-5), not a new result
             const name = names.get(event.data.callId) ?? event.data.callId
             const text = Transcript.renderBlocks(event.data.content, 400)
             sinks.stderr(`${event.data.isError ? "✗" : "✓"} ${name}: ${firstLine(text)}\n`)
+            break
+          }
+          case "compact/start":
+            endLine()
+            compactStarted = event.time
+            break
+          case "compact/end": {
+            // one line per compaction (K-15): outcome, before → after, duration
+            const took = ((event.time - compactStarted) / 1000).toFixed(1)
+            sinks.stderr(
+              event.data.error === undefined
+                ? `compacted context: ${event.data.pressureBefore} → ${event.data.pressureAfter} tokens (${took}s)\n`
+                : `compaction failed: ${event.data.error.message} (${took}s)\n`
+            )
             break
           }
           case "turn/end": {

@@ -73,7 +73,8 @@ export const runOnce = (options: {
       model: options.choice.model,
       session,
       label: "harness",
-      systemPrompt: { persona: Persona.persona }
+      systemPrompt: { persona: Persona.persona },
+      ...CommonOptions.agentLimits(options.common)
     }).pipe(Effect.mapError((e) =>
       e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
     ))

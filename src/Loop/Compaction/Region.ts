@@ -3,6 +3,9 @@
  * surface nodes; both walk backwards from the end and stop as soon as the kept tail is full, so
  * planning costs O(kept tail), not O(surface).
  *
+ * The prune decision of each (immutable) result is memoised, so planning again after new events
+ * costs a pointer walk plus the decisions for the new results.
+ *
  * A cut at position `p` shadows nodes `[0, p)` and keeps `[p, n)`. It is valid when no tool call
  * announced by an assistant message before `p` has its result at or after `p` (the cut never
  * separates a call from its result; cuts fall between nodes, never inside an assistant message).
@@ -142,14 +145,20 @@ export const pruneMarker = (originalSeq: number, omitted: number): string =>
  * @category planning
  */
 export const trim = (text: string, originalSeq: number): { readonly text: string; readonly omitted: number } => {
-  const points = Array.from(text)
-  const omitted = points.length - PRUNE_HEAD - PRUNE_TAIL
-  return {
-    text: `${points.slice(0, PRUNE_HEAD).join("")}\n${pruneMarker(originalSeq, omitted)}\n${
-      points.slice(points.length - PRUNE_TAIL).join("")
-    }`,
-    omitted
-  }
+  // walk only the head and the tail (code points, surrogate-safe); the middle is never copied
+  let head = 0
+  for (let n = 0; n < PRUNE_HEAD && head < text.length; n++) head += isPairAt(text, head) ? 2 : 1
+  let tail = text.length
+  for (let n = 0; n < PRUNE_TAIL && tail > head; n++) tail -= tail >= 2 && isPairAt(text, tail - 2) ? 2 : 1
+  const omitted = codePoints(text) - PRUNE_HEAD - PRUNE_TAIL
+  return { text: `${text.slice(0, head)}\n${pruneMarker(originalSeq, omitted)}\n${text.slice(tail)}`, omitted }
+}
+
+const isPairAt = (s: string, i: number): boolean => {
+  const c = s.charCodeAt(i)
+  if (c < 0xd800 || c > 0xdbff || i + 1 >= s.length) return false
+  const d = s.charCodeAt(i + 1)
+  return d >= 0xdc00 && d <= 0xdfff
 }
 
 /**
@@ -180,16 +189,28 @@ export const planPrunes = (nodes: ReadonlyArray<SessionEvent>, cut: number): Rea
   for (let p = 0; p < cut; p++) {
     const node = nodes[p] as SessionEvent
     if (node.type !== "tool/result" || node.surfaceOp !== "append") continue
-    const text = textOf(node)
-    if (text === undefined || text.length <= PRUNE_ABOVE || codePoints(text) <= PRUNE_ABOVE) continue
-    const trimmed = trim(text, node.seq)
-    out.push({
-      node,
-      originalSeq: node.seq,
-      text: trimmed.text,
-      omitted: trimmed.omitted,
-      saved: Estimate.text(text) - Estimate.text(trimmed.text)
-    })
+    let decided = decisions.get(node)
+    if (decided === undefined) {
+      decided = decide(node)
+      decisions.set(node, decided)
+    }
+    if (decided !== null) out.push(decided)
   }
   return out
+}
+
+/** per (immutable) event: its prune, or `null` when it is short enough; decided once */
+const decisions = new WeakMap<SessionEvent, Prune | null>()
+
+const decide = (node: SessionEvent & { readonly type: "tool/result" }): Prune | null => {
+  const text = textOf(node)
+  if (text === undefined || text.length <= PRUNE_ABOVE || codePoints(text) <= PRUNE_ABOVE) return null
+  const trimmed = trim(text, node.seq)
+  return {
+    node,
+    originalSeq: node.seq,
+    text: trimmed.text,
+    omitted: trimmed.omitted,
+    saved: Estimate.text(text) - Estimate.text(trimmed.text)
+  }
 }
