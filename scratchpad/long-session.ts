@@ -14,6 +14,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { pathToFileURL } from "node:url"
@@ -163,6 +164,9 @@ export const run = (settings: Settings) =>
     }).pipe(Effect.provide(layer)))
   })
 
+/** The demo's failure: a request went over the window. */
+class WindowExceeded extends Data.TaggedError("WindowExceeded")<{ readonly largest: number; readonly window: number }> {}
+
 const arg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`)
   const v = i >= 0 ? Number(process.argv[i + 1]) : NaN
@@ -195,7 +199,7 @@ const main = Effect.gen(function*() {
     } per window of new content)`
   )
   yield* Console.log(`turn ends: ${[...new Set(r.turnEnds)].join(", ")}; log ${r.events.length} events; ${((performance.now() - started) / 1000).toFixed(1)} s`)
-  if (!under) yield* Effect.fail(new Error("a request exceeded the window"))
+  if (!under) yield* new WindowExceeded({ largest: r.largestRequest, window: settings.window })
 })
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) NodeRuntime.runMain(main)

@@ -7,6 +7,7 @@
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import * as NodePath from "node:path"
 import type * as Agent from "../Loop/Agent.js"
 import * as SessionStore from "../Session/SessionStore.js"
@@ -143,3 +144,19 @@ export const sessionFailure = (error: { readonly message: string; readonly code?
     message: error.code === "SESSION_NOT_FOUND" ? `session not found: ${error.message}` : error.message,
     exitCode: ExitCode.Session
   })
+
+/**
+ * The model facts the status line uses (K-15): the built-in catalog entry, with the window of
+ * `--context-window` when given.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const modelFacts = (common: Common, provider: string, model: string): ModelCatalog.ModelFacts => {
+  const found = ModelCatalog.builtIn.find((e) => e.provider === provider && e.model === model)
+  const facts: ModelCatalog.ModelFacts = found ?? {
+    contextWindow: ModelCatalog.DEFAULT_CONTEXT_WINDOW,
+    maxOutputTokens: ModelCatalog.DEFAULT_MAX_OUTPUT_TOKENS
+  }
+  return Option.match(common.contextWindow, { onNone: () => facts, onSome: (contextWindow) => ({ ...facts, contextWindow }) })
+}

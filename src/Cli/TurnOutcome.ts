@@ -62,7 +62,7 @@ export const outcome = (reason: TurnEndReason | undefined): { readonly exitCode:
     case "max-steps":
       return {
         exitCode: ExitCode.TurnError,
-        line: `stopped after ${reason.steps} steps (--max-steps); send another prompt to continue`
+        line: `stopped after ${reason.steps} step${reason.steps === 1 ? "" : "s"} (--max-steps); send another prompt to continue`
       }
     case "error": {
       const code = reason.code

@@ -110,7 +110,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
     const setup: HarnessLayer.Setup = { choice, cwd, store: args.store, approval, prompt }
 
     const program = Effect.gen(function*() {
-      const printer = Output.make("text")
+      const printer = Output.make("text", undefined, CommonOptions.modelFacts(args, HarnessLayer.routeOf(choice), choice.model))
       const store = yield* SessionStore.SessionStore
       const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.CloseableScope } | undefined>(
         undefined

@@ -253,16 +253,16 @@ const ask = (rt: Runtime, request: GenerateOptions, signal: StepSignal.StepSigna
       const r = either.right
       const raw = ContentBlocks.flattenText(r.blocks.filter((b) => b.type === "text"))
       if (r.finish.kind === "error") {
-        return { _tag: "Bad", code: r.finish.code ?? "SUMMARY_FAILED", message: r.finish.message, raw, usage: r.usage }
+        return { _tag: "Bad", code: r.finish.code ?? "COMPACTION_SUMMARY_FAILED", message: r.finish.message, raw, usage: r.usage }
       }
       if (r.finish.kind === "aborted") {
         return { _tag: "Bad", code: "ABORTED", message: "the summary stream was aborted", raw, usage: r.usage }
       }
       if (r.blocks.some((b) => b.type === "tool-call")) {
-        return { _tag: "Bad", code: "SUMMARY_FAILED", message: "the summary answer called a tool", raw, usage: r.usage }
+        return { _tag: "Bad", code: "COMPACTION_SUMMARY_FAILED", message: "the summary answer called a tool", raw, usage: r.usage }
       }
       if (raw.trim() === "") {
-        return { _tag: "Bad", code: "SUMMARY_FAILED", message: "the summary answer was empty", raw, usage: r.usage }
+        return { _tag: "Bad", code: "COMPACTION_SUMMARY_FAILED", message: "the summary answer was empty", raw, usage: r.usage }
       }
       return { _tag: "Ok", text: raw, usage: r.usage }
     })
@@ -382,7 +382,7 @@ export const run = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Out
         return done(afterPrune, false)
       }
       return yield* fail(
-        "NOTHING_TO_COMPACT",
+        "COMPACTION_NOTHING_TO_DO",
         header === undefined
           ? "no model request was made yet, so there is nothing to summarise"
           : `the whole conversation (${cut.keptTokens} tokens) is the kept tail`,
@@ -431,7 +431,7 @@ export const run = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Out
     const bad: { readonly code: string; readonly message: string } | undefined = a._tag === "Bad"
       ? { code: a.code, message: a.message }
       : Estimate.text(summaryText) >= shadowedTokens
-      ? { code: "SUMMARY_FAILED", message: "the summary was not shorter than what it replaces" }
+      ? { code: "COMPACTION_SUMMARY_FAILED", message: "the summary was not shorter than what it replaces" }
       : undefined
     const summaryEvent: AppendInput = {
       type: "compact/summary",

@@ -183,7 +183,10 @@ export const manualTurn = (
       case "Aborted":
         return yield* endOf(rt, signal)
       case "Failed":
-        return { kind: "error", step: 0, message: outcome.message, code: outcome.code } as const
+        // nothing to compact is not an error of a manual request: the compact/end says why
+        return outcome.code === "COMPACTION_NOTHING_TO_DO"
+          ? { kind: "completed" } as const
+          : { kind: "error", step: 0, message: outcome.message, code: outcome.code } as const
       case "Vetoed":
         return { kind: "completed" } as const
       case "Done":

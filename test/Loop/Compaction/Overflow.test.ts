@@ -47,7 +47,7 @@ describe("Compaction triggers and guards (K-3, K-4, K-11)", () => {
 
   // a model that overflows by itself once the request exceeds its window; threshold compactions
   // keep the turn going until the per-turn limit, then the overflow cannot be recovered
-  const runaway = Kit.scenario(calls(60, 8_000), { window: 32_000 })
+  const runaway = Kit.scenario(calls(60, 4_000), { window: 16_000 })
   it.scoped("AC-112 [K-4] never more than 3 compactions per turn; past the limit the overflow ends COMPACTION_STALLED", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: {} })
@@ -59,7 +59,7 @@ describe("Compaction triggers and guards (K-3, K-4, K-11)", () => {
       expect(reason).toMatchObject({ kind: "error", code: "COMPACTION_STALLED" })
       if (reason?.kind === "error") expect(reason.message).toMatch(/after 3 compactions/)
       yield* Kit.verify(t.agent.session, yield* t.requests)
-    }).pipe(Effect.provide(Kit.layer(runaway.script, 32_000))))
+    }).pipe(Effect.provide(Kit.layer(runaway.script, 16_000))))
 
   const emptySummary = Kit.scenario([...calls(4, 8_000), Kit.overflow], { summarize: () => [] })
   it.scoped("K-11 an empty summary leaves the surface untouched; the overflow ends with the original error", () =>
@@ -70,7 +70,7 @@ describe("Compaction triggers and guards (K-3, K-4, K-11)", () => {
       const [reason] = yield* t.turnEnds
       expect(reason).toMatchObject({ kind: "error", code: "CONTEXT_WINDOW_EXCEEDED" })
       const end = ofType(events, "compact/end")[0]!
-      expect(end.data.error?.code).toBe("SUMMARY_FAILED")
+      expect(end.data.error?.code).toBe("COMPACTION_SUMMARY_FAILED")
       expect(events.filter((e) => e.type === "user/message" && e.surfaceOp !== "append")).toEqual([])
       expect(ofType(events, "compact/summary")[0]!.data.summary).toBe("")
       yield* Kit.verify(t.agent.session, yield* t.requests)
@@ -84,7 +84,7 @@ describe("Compaction triggers and guards (K-3, K-4, K-11)", () => {
       expect(yield* t.turnEnds).toEqual([{ kind: "completed" }])
       const ends = ofType(yield* t.events, "compact/end")
       expect(ends).toHaveLength(1)
-      expect(ends[0]!.data.error?.code).toBe("SUMMARY_FAILED")
+      expect(ends[0]!.data.error?.code).toBe("COMPACTION_SUMMARY_FAILED")
       yield* Kit.verify(t.agent.session, yield* t.requests)
     }).pipe(Effect.provide(Kit.layer(threshold.script, 32_000))))
 })

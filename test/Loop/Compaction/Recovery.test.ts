@@ -192,4 +192,14 @@ describe("Compaction: recall, fork, crash, manual, hooks (K-8, K-9, K-12..K-14)"
       expect((yield* t.turnEnds)[1]).toEqual({ kind: "max-steps", steps: 3 })
       expect((yield* t.requests)[3]!.messages.length).toBeGreaterThan(6)
     }).pipe(Effect.provide(Kit.layer(runaway.script, 32_000))))
+
+  it.scoped("K-1 an unknown model runs on the default 128k window, announced once by a model/notice event", () =>
+    Effect.gen(function*() {
+      const t = yield* TestKit.agent({ compaction: {} })
+      yield* t.prompt("one")
+      yield* t.prompt("two")
+      const notices = ofType(yield* t.events, "model/notice")
+      expect(notices).toHaveLength(1)
+      expect(notices[0]!.data).toMatchObject({ provider: "scripted", model: "test", contextWindow: 128_000 })
+    }).pipe(Effect.provide(TestKit.layer({ script: [Kit.say("a"), Kit.say("b")] }))))
 })
