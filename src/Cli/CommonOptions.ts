@@ -7,6 +7,7 @@
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import * as NodePath from "node:path"
 import type * as Agent from "../Loop/Agent.js"
 import * as SessionStore from "../Session/SessionStore.js"
@@ -46,6 +47,14 @@ export const options = {
     Options.withDescription("session storage backend"),
     Options.withDefault("jsonl" as const)
   ),
+  maxSteps: Options.integer("max-steps").pipe(
+    Options.withDescription("end a turn after this many model steps (a runaway tool loop stops; the next prompt continues)"),
+    Options.optional
+  ),
+  contextWindow: Options.integer("context-window").pipe(
+    Options.withDescription("the model's context window in tokens (overrides the built-in model catalog)"),
+    Options.optional
+  ),
   yes: Options.boolean("yes").pipe(
     Options.withAlias("y"),
     Options.withDescription("approve mutating tools (write, edit, bash) without asking")
@@ -74,6 +83,8 @@ export interface Common {
   readonly continue: boolean
   readonly cwd: Option.Option<string>
   readonly store: "jsonl" | "sqlite"
+  readonly maxSteps: Option.Option<number>
+  readonly contextWindow: Option.Option<number>
   readonly yes: boolean
   readonly mcpConfig?: ReadonlyArray<string>
   readonly noSandbox?: boolean
@@ -89,6 +100,21 @@ export interface Common {
 export const sandboxOf = (common: Common): Sandbox.Policy => ({
   enabled: common.noSandbox !== true,
   allowNetwork: common.allowNetwork === true
+})
+
+/**
+ * The agent options the shared flags set: compaction always on (K-15; `--context-window`
+ * overrides the catalog) and the per-turn step budget (`--max-steps`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const agentLimits = (common: Common): {
+  readonly compaction: { readonly contextWindow?: number }
+  readonly maxSteps?: number
+} => ({
+  compaction: Option.match(common.contextWindow, { onNone: () => ({}), onSome: (contextWindow) => ({ contextWindow }) }),
+  ...Option.match(common.maxSteps, { onNone: () => ({}), onSome: (maxSteps) => ({ maxSteps }) })
 })
 
 /**
@@ -141,3 +167,19 @@ export const sessionFailure = (error: { readonly message: string; readonly code?
     message: error.code === "SESSION_NOT_FOUND" ? `session not found: ${error.message}` : error.message,
     exitCode: ExitCode.Session
   })
+
+/**
+ * The model facts the status line uses (K-15): the built-in catalog entry, with the window of
+ * `--context-window` when given.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const modelFacts = (common: Common, provider: string, model: string): ModelCatalog.ModelFacts => {
+  const found = ModelCatalog.builtIn.find((e) => e.provider === provider && e.model === model)
+  const facts: ModelCatalog.ModelFacts = found ?? {
+    contextWindow: ModelCatalog.DEFAULT_CONTEXT_WINDOW,
+    maxOutputTokens: ModelCatalog.DEFAULT_MAX_OUTPUT_TOKENS
+  }
+  return Option.match(common.contextWindow, { onNone: () => facts, onSome: (contextWindow) => ({ ...facts, contextWindow }) })
+}

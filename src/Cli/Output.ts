@@ -12,6 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Message from "../Llm/Message.js"
+import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import type { SessionEvent } from "../Session/SessionEvent.js"
 import * as Transcript from "./Transcript.js"
 
@@ -73,12 +74,20 @@ export interface Printer {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (mode: "text" | "json", sinks: Sinks = processSinks): Printer => {
+export const make = (
+  mode: "text" | "json",
+  sinks: Sinks = processSinks,
+  model?: ModelCatalog.ModelFacts
+): Printer => {
   if (mode === "json") {
     return { observe: (event) => Effect.sync(() => sinks.stdout(`${JSON.stringify(event)}\n`)) }
   }
   let usage: Message.TokenUsage | undefined
   let atLineStart = true
+  let compactStarted = 0
+  // K-15: context use of the latest request and the turn's cost, when the model's facts are known
+  let context: number | undefined
+  let cost: number | undefined
   const names = new Map<string, string>()
   const out = (text: string) => {
     if (text === "") return
@@ -96,7 +105,13 @@ export const make = (mode: "text" | "json", sinks: Sinks = processSinks): Printe
             if (event.data.chunk.type === "text-delta") out(event.data.chunk.text)
             break
           case "assistant/message":
-            if (event.data.usage !== undefined) usage = addUsage(usage, event.data.usage)
+            if (event.data.usage !== undefined) {
+              const u = event.data.usage
+              usage = addUsage(usage, u)
+              context = u.inputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0) + u.outputTokens
+              const c = model === undefined ? undefined : ModelCatalog.costOf(model, u)
+              if (c !== undefined) cost = (cost ?? 0) + c
+            }
             break
           case "tool/call":
             endLine()
@@ -104,17 +119,44 @@ export const make = (mode: "text" | "json", sinks: Sinks = processSinks): Printe
             sinks.stderr(`→ ${event.data.name}(${firstLine(event.data.arguments, 100)})\n`)
             break
           case "tool/result": {
+            if (event.surfaceOp !== "append") break // a compaction trim of an old result (K-5), not a new result
             const name = names.get(event.data.callId) ?? event.data.callId
             const text = Transcript.renderBlocks(event.data.content, 400)
             sinks.stderr(`${event.data.isError ? "✗" : "✓"} ${name}: ${firstLine(text)}\n`)
+            break
+          }
+          case "compact/start":
+            endLine()
+            compactStarted = event.time
+            break
+          case "compact/end": {
+            // one line per compaction (K-15): outcome, before → after, duration
+            const took = ((event.time - compactStarted) / 1000).toFixed(1)
+            sinks.stderr(
+              event.data.error === undefined
+                ? `compacted context: ${event.data.pressureBefore} → ${event.data.pressureAfter} tokens (${took}s)\n`
+                : event.data.error.code === "COMPACTION_NOTHING_TO_DO"
+                ? `nothing to compact: ${event.data.error.message}\n`
+                : `compaction failed: ${event.data.error.message} (${took}s)\n`
+            )
             break
           }
           case "turn/end": {
             // the turn's outcome line (error, cancelled, …) is the command's job (`TurnOutcome`),
             // printed once; the printer only closes the text line and reports usage
             endLine()
-            if (usage !== undefined) sinks.stderr(`usage: ${Transcript.renderUsage(usage)}\n`)
+            if (usage !== undefined) {
+              sinks.stderr(`usage: ${Transcript.renderUsage(usage)}\n`)
+              // the status line (K-15): context use of the latest request, and the turn's cost when priced
+              if (model !== undefined && context !== undefined) {
+                const dollars = cost === undefined ? "" : ` · cost $${cost.toFixed(4)}`
+                sinks.stderr(
+                  `ctx ${Math.round((100 * context) / model.contextWindow)}% of ${Math.round(model.contextWindow / 1000)}k${dollars}\n`
+                )
+              }
+            }
             usage = undefined
+            cost = undefined
             break
           }
           default:

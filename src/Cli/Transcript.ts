@@ -8,6 +8,7 @@
 import type * as ContentBlock from "../Llm/ContentBlock.js"
 import type * as Message from "../Llm/Message.js"
 import type { SessionEvent } from "../Session/SessionEvent.js"
+import * as Surface from "../Session/Surface.js"
 
 const indent = (text: string, prefix = "  "): string =>
   text.split("\n").map((line) => `${prefix}${line}`).join("\n")
@@ -63,8 +64,25 @@ const sourceLabel = (source: Message.MessageSource): string =>
  */
 export const render = (events: ReadonlyArray<SessionEvent>): string => {
   const lines: Array<string> = []
+  // K-13: events a compaction shadowed (summarised or trimmed) stay in the log and are marked
+  const shadowed = new Set(Surface.foldSurface(events).replacements.flatMap((r) => r.shadowedSeqs))
   for (const e of events) {
     switch (e.type) {
+      case "compact/start":
+        lines.push(`── compaction (${e.data.trigger}) at ${e.data.pressureTokens} of ${e.data.contextWindow} tokens ──`)
+        break
+      case "compact/summary":
+        if (e.data.summary !== "") {
+          lines.push(`summary of events #${e.data.shadowedSeqs[0]}-#${e.data.shadowedSeqs[1]}:`, indent(clip(e.data.summary, 2000)))
+        }
+        break
+      case "compact/end":
+        lines.push(
+          e.data.error === undefined
+            ? `── compacted: ${e.data.pressureBefore} → ${e.data.pressureAfter} tokens ──`
+            : `── compaction failed [${e.data.error.code}]: ${e.data.error.message} ──`
+        )
+        break
       case "turn/start":
         lines.push(`── turn ${e.data.turn} (${e.data.trigger.kind}) ──`)
         break
@@ -99,6 +117,7 @@ export const render = (events: ReadonlyArray<SessionEvent>): string => {
       default:
         break
     }
+    if (shadowed.has(e.seq)) lines.push("  (compacted: the model now sees a summary or a trimmed copy)")
   }
   return lines.join("\n")
 }

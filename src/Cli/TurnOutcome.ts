@@ -36,7 +36,7 @@ export const isProviderCode = (code: string): boolean =>
   (/^[A-Z][A-Z0-9_]*$/.test(code) && !harnessPrefixes.some((prefix) => code.startsWith(prefix)))
 
 // codes the loop, session and tools produce themselves (never a provider's in-band finish reason)
-const harnessPrefixes = ["INVALID_", "SESSION_", "TOOL_", "UNKNOWN_TOOL", "HOOK", "SYSTEM_PROMPT", "INVARIANT", "OPEN_TURN", "REENTRANT"]
+const harnessPrefixes = ["COMPACTION_", "INVALID_", "SESSION_", "TOOL_", "UNKNOWN_TOOL", "HOOK", "SYSTEM_PROMPT", "INVARIANT", "OPEN_TURN", "REENTRANT"]
 
 /**
  * The report of a turn end: the exit code and the line for stderr (`undefined` when all is well).
@@ -59,6 +59,11 @@ export const outcome = (reason: TurnEndReason | undefined): { readonly exitCode:
       return { exitCode: ExitCode.TurnError, line: `error: prompt rejected: ${reason.reason}` }
     case "interrupted":
       return { exitCode: ExitCode.TurnError, line: "error: the turn was interrupted" }
+    case "max-steps":
+      return {
+        exitCode: ExitCode.TurnError,
+        line: `stopped after ${reason.steps} step${reason.steps === 1 ? "" : "s"} (--max-steps); send another prompt to continue`
+      }
     case "error": {
       const code = reason.code
       if (code !== undefined && isProviderCode(code)) {

@@ -68,10 +68,14 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
 import * as Json from "../Llm/Json.js"
 import * as Llm from "../Llm/Llm.js"
+import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import { type MessageSource, userSource } from "../Llm/Message.js"
 import type { SessionError } from "../Session/SessionError.js"
 import type { SessionEvent } from "../Session/SessionEvent.js"
 import { AgentError, type InjectOptions, type SendOptions } from "./AgentControl.js"
+import * as Compactor from "./Compaction/Compactor.js"
+import * as CompactionOptions from "./Compaction/Options.js"
+import * as Recall from "./Compaction/Recall.js"
 import * as Driver from "./Driver.js"
 import type { HookContext } from "./HookContext.js"
 import * as Hooks from "./Hooks.js"
@@ -103,6 +107,12 @@ export interface Agent extends Hooks.HookAgent {
   readonly events: Stream.Stream<SessionEvent>
   /** disposes now (idempotent); closing the agent's scope does the same (L-8) */
   readonly dispose: Effect.Effect<void>
+  /**
+   * Compacts the context now (K-3c; needs the `compaction` option). While idle it runs as its own
+   * turn and returns when that turn ended; while a turn runs it becomes that turn's next action
+   * (before its next model request) and returns at once.
+   */
+  readonly compact: (options?: { readonly instructions?: string }) => Effect.Effect<void, AgentError>
 }
 
 /**
@@ -150,6 +160,14 @@ export interface AgentOptions<Tools extends ReadonlyArray<Tool.Any> = ReadonlyAr
   readonly systemPrompt?: SystemPromptOptions
   /** cap of this agent's parallel tool pool (default: the `ToolRuntime` cap) */
   readonly maxParallelToolCalls?: number
+  /**
+   * Enables context compaction (K-1..K-15) with these settings (`{}` = defaults); also registers
+   * the `recall` tool (K-9). The window comes from the `ModelCatalog` in context (built-ins when
+   * none is provided) unless `contextWindow` is set.
+   */
+  readonly compaction?: CompactionOptions.Options
+  /** steps per turn; a turn that would go on ends `max-steps` (resumable). Default: no budget. */
+  readonly maxSteps?: number
 }
 
 /**
@@ -255,6 +273,15 @@ const validateOptions = (options: AgentOptions<ReadonlyArray<Tool.Any>>): Effect
     }
     const toolOrder = options.systemPrompt?.toolOrder
     if (toolOrder !== undefined) yield* SystemPrompt.validateToolOrder(toolOrder)
+    const maxSteps = options.maxSteps
+    if (maxSteps !== undefined && (!Number.isSafeInteger(maxSteps) || maxSteps < 1)) {
+      return yield* new AgentOptionsError({
+        code: "INVALID_OPTIONS",
+        message: `maxSteps must be a positive integer, got ${String(maxSteps)}`
+      })
+    }
+    const compaction = options.compaction === undefined ? undefined : CompactionOptions.problem(options.compaction)
+    if (compaction !== undefined) return yield* new AgentOptionsError({ code: "INVALID_OPTIONS", message: compaction })
   })
 
 /**
@@ -273,6 +300,7 @@ export const makeFactory: Effect.Effect<
   const prompt = yield* SystemPrompt.SystemPrompt
   const toolRuntime = yield* ToolRuntime.ToolRuntime
   const sessions = yield* Sessions.make
+  const catalog = Option.getOrElse(yield* Effect.serviceOption(ModelCatalog.ModelCatalog), () => ModelCatalog.unsafeMake())
 
   const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
     options: AgentOptions<Tools> = {}
@@ -290,7 +318,13 @@ export const makeFactory: Effect.Effect<
       const exited = yield* Deferred.make<void>()
 
       // agent-scoped tools and the view
-      const scoped = yield* ToolRegistry.make(options.tools ?? ([] as unknown as Tools))
+      const controller = options.compaction === undefined
+        ? undefined
+        : Compactor.controller(CompactionOptions.resolve(options.compaction), catalog)
+      const ownTools = controller === undefined
+        ? options.tools ?? ([] as unknown as Tools)
+        : [...(options.tools ?? []), Recall.make(session, controller.options.recallBudget)] as unknown as Tools
+      const scoped = yield* ToolRegistry.make(ownTools)
       const restrictions: ToolRegistry.Restriction = {
         ...(options.allow === undefined ? {} : { allow: options.allow }),
         ...(options.deny === undefined ? {} : { deny: options.deny })
@@ -421,7 +455,17 @@ export const makeFactory: Effect.Effect<
         statusChanges: status.changes,
         whenIdle,
         events: session.changes,
-        dispose
+        dispose,
+        compact: (o) =>
+          Effect.gen(function*() {
+            if (controller === undefined) {
+              return yield* new AgentError({ code: "INVALID_INPUT", message: "compact: compaction is not enabled for this agent" })
+            }
+            if ((yield* Ref.get(state)).disposed) return yield* disposedError("compact")
+            const instructions = o?.instructions === undefined || o.instructions.trim() === "" ? [] : [o.instructions]
+            const ran = yield* Turn.compactionTurn(runtime, instructions)
+            if (!ran) controller.pending = [...(controller.pending ?? []), ...instructions]
+          })
       }
 
       const runtime: Runtime.Runtime = {
@@ -437,13 +481,15 @@ export const makeFactory: Effect.Effect<
         options: {
           provider: options.provider,
           model: options.model,
-          toolOrder: options.systemPrompt?.toolOrder
+          toolOrder: options.systemPrompt?.toolOrder,
+          maxSteps: options.maxSteps
         },
         state,
         status,
         wake,
         instance,
-        tracked
+        tracked,
+        compaction: controller
       }
       const rt = { runtime, run: (context: HookContext) => Turn.inject(runtime, context) }
 

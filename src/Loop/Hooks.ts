@@ -14,6 +14,8 @@
  * | `requestError` | waterfall | {@link RequestErrorDecision} `Retry` \| `Fail` |
  * | `turnContinuation` | waterfall | {@link ContinuationDecision} `Stop` \| `Continue{reason?}` |
  * | `turnStop` | serial, monotonic | {@link TurnStopDecision} `Stop` \| `Pass` (or nothing) |
+ * | `preCompact` | waterfall | {@link PreCompactDecision} `Proceed{instructions}` \| `Veto{reason}` (K-14) |
+ * | `postCompact` | serial | – (sees the summary; may `inject`) (K-14) |
  * | `status`, `queued`, `error`, `created`, `disposed` | notify | – |
  *
  * Decisions taken where the spec is silent (DEC-10):
@@ -148,8 +150,61 @@ export type TurnStopDecision = Data.TaggedEnum<{ Stop: {}; Pass: {} }>
  */
 export const TurnStopDecision = Data.taggedEnum<TurnStopDecision>()
 
+/**
+ * The pre-compact decision (K-14): proceed (with the summary instructions to use) or veto. A veto
+ * stops an automatic compaction (threshold, overflow); a manual one ignores it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PreCompactDecision = Data.TaggedEnum<{
+  Proceed: { readonly instructions: ReadonlyArray<string> }
+  Veto: { readonly reason: string }
+}>
+
+/**
+ * Constructors and matchers of {@link PreCompactDecision}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const PreCompactDecision = Data.taggedEnum<PreCompactDecision>()
+
 // ---------------------------------------------------------------------------------------------
 // Inputs
+
+/**
+ * `pre-compact` input (K-14): why and how full; `instructions` = the extra summary instructions
+ * so far (a manual compaction's own, then what earlier listeners added).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PreCompactInput {
+  readonly agent: HookAgent
+  readonly turn: number
+  readonly trigger: "threshold" | "overflow" | "manual"
+  readonly pressureTokens: number
+  readonly contextWindow: number
+  readonly instructions: ReadonlyArray<string>
+}
+
+/**
+ * `post-compact` input (K-14): the outcome; `summary` is the text that entered the surface (absent
+ * when only the cheap pass ran or the compaction failed).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PostCompactInput {
+  readonly agent: HookAgent
+  readonly turn: number
+  readonly trigger: "threshold" | "overflow" | "manual"
+  readonly summary: string | undefined
+  readonly pressureBefore: number
+  readonly pressureAfter: number
+  readonly error: { readonly code: string; readonly message: string } | undefined
+}
 
 /**
  * `session-start` input (L-7): `startup` for fresh and forked creates, `resume` after a load.
@@ -409,6 +464,8 @@ export interface Service {
   readonly requestError: Interception.Waterfall<RequestErrorInput, RequestErrorDecision>
   readonly turnContinuation: Interception.Waterfall<ContinuationInput, ContinuationDecision>
   readonly turnStop: TurnStopPoint
+  readonly preCompact: Interception.Waterfall<PreCompactInput, PreCompactDecision>
+  readonly postCompact: Interception.Serial<PostCompactInput>
   readonly status: Interception.Notify<StatusInput>
   readonly queued: Interception.Notify<QueuedInput>
   readonly error: Interception.Notify<ErrorInput>
@@ -441,6 +498,8 @@ export const make: Effect.Effect<Service> = Effect.all({
   requestError: Interception.waterfall<RequestErrorInput, RequestErrorDecision>("request-error"),
   turnContinuation: Interception.waterfall<ContinuationInput, ContinuationDecision>("turn-continuation"),
   turnStop: turnStopPoint,
+  preCompact: Interception.waterfall<PreCompactInput, PreCompactDecision>("pre-compact"),
+  postCompact: Interception.serial<PostCompactInput>("post-compact"),
   status: Interception.notify<StatusInput>("status"),
   queued: Interception.notify<QueuedInput>("queued"),
   error: Interception.notify<ErrorInput>("error"),

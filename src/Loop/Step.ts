@@ -56,6 +56,8 @@ import type { GenerateOptions, LlmCallConfig, Message, Provenance } from "../Llm
 import * as RequestHeader from "../Session/RequestHeader.js"
 import type { TurnEndReason } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
+import * as CompactionEstimate from "./Compaction/Estimate.js"
+import * as CompactionTrigger from "./Compaction/Trigger.js"
 import * as Hooks from "./Hooks.js"
 import * as Inbox from "./Inbox.js"
 import type { Runtime, TurnContext } from "./internal/Runtime.js"
@@ -151,6 +153,10 @@ const recover = (
     yield* closeStep(rt, ctx)
     const before = yield* abortReason(rt, signal)
     if (Option.isSome(before)) return end(before.value)
+    // K-3b: overflow recovery by compaction (when enabled) decides before the listeners
+    const overflow = yield* CompactionTrigger.onOverflow(rt, ctx, signal, failure)
+    if (overflow._tag === "Retry") return next
+    if (overflow._tag === "End") return end(overflow.reason)
     const decided = yield* StepSignal.interruptible(
       signal,
       rt.hooks.requestError.run(
@@ -241,6 +247,16 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
     yield* StepSignal.interruptible(signal, rt.hooks.preStep.run(agent.id, { agent, turn, step, signal }))
     const afterPre = yield* abortReason(rt, signal)
     if (Option.isSome(afterPre)) return end(afterPre.value)
+    // 6b. compaction before the request (K-3a threshold, K-3c a pending manual request)
+    if (rt.compaction !== undefined) {
+      const compacted = yield* CompactionTrigger.beforeRequest(
+        rt,
+        ctx,
+        signal,
+        CompactionEstimate.fixed(assembled.system, assembled.tools, prefix)
+      )
+      if (Option.isSome(compacted)) return end(compacted.value)
+    }
     // 7. request boundary, step/start
     const boundary = yield* rt.session.deriveMessages
     yield* rt.session.append({ type: "step/start", data: { turn, step } })
@@ -343,6 +359,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
     if (Either.isLeft(result)) return yield* recover(rt, ctx, signal, result.left.failure)
     const response = result.right
     ctx.retryAttempt = 0
+    ctx.overflowCompacted = false
     // 11 / 12. step-result and recording
     const maxTokens = response.finish.kind === "max-tokens"
     const assembledCanonical = Json.canonical(response.blocks as unknown as Json.Json)
@@ -443,6 +460,10 @@ const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect
     // L-27: the marker (or disposal) wins over stop and loop
     const aborted = yield* abortReason(rt, undefined)
     if (Option.isSome(aborted)) return end(aborted.value)
+    // `--max-steps`: the step budget of a turn ends it (resumable: the next prompt continues)
+    if (again && rt.options.maxSteps !== undefined && ctx.step >= rt.options.maxSteps) {
+      return end({ kind: "max-steps", steps: ctx.step })
+    }
     if (again) return next
     return end(ctx.maxTokens ? { kind: "max-tokens" } : { kind: "completed" })
   })

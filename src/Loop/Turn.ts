@@ -37,6 +37,7 @@ import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import type { TurnEndReason } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
+import * as CompactionTrigger from "./Compaction/Trigger.js"
 import type { HookContext } from "./HookContext.js"
 import * as Hooks from "./Hooks.js"
 import type * as Inbox from "./Inbox.js"
@@ -44,6 +45,7 @@ import type { AgentState, Runtime, TurnContext } from "./internal/Runtime.js"
 import { appendContext, describe, report, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
 import * as Spans from "./internal/Spans.js"
 import * as Step from "./Step.js"
+import * as StepSignal from "./StepSignal.js"
 
 /** Marks the turn open and appends the injections that waited for `turn/start`. */
 const opened = (rt: Runtime): Effect.Effect<void> =>
@@ -199,7 +201,16 @@ const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): 
       return yield* released(rt)
     }
     yield* opened(rt)
-    const ctx: TurnContext = { turn, step: 0, stepOpen: false, maxTokens: false, retryAttempt: 0 }
+    const ctx: TurnContext = {
+      turn,
+      turnStartSeq: started.right.seq,
+      step: 0,
+      stepOpen: false,
+      maxTokens: false,
+      retryAttempt: 0,
+      compactions: 0,
+      overflowCompacted: false
+    }
     const exit = yield* Effect.exit(
       body(rt, ctx, batch).pipe(Effect.catchAllCause((cause) => toTurnFailure(ctx.step)(cause)))
     )
@@ -239,4 +250,72 @@ const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): 
     yield* released(rt)
     const flushed = yield* Effect.either(rt.flush)
     if (Either.isLeft(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.left), cause: flushed.left })
+  })
+
+/**
+ * A manual compaction requested while no turn is open (K-3c, K-10): claims the enclosure, runs
+ * the compaction as its own turn (`trigger: {kind: "compaction"}`, cancellable through the agent's
+ * `cancel`), closes and flushes it. Returns `false` (nothing done) when a turn is open or opening:
+ * the caller then queues the request for the running turn's next step.
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const compactionTurn = (rt: Runtime, instructions: ReadonlyArray<string>): Effect.Effect<boolean> =>
+  Effect.gen(function*() {
+    const signal = yield* StepSignal.make
+    const claimed = yield* Ref.modify(rt.state, (s): readonly [number | undefined, AgentState] =>
+      s.phase !== "none" || s.status === "running" || s.disposed
+        ? [undefined, s]
+        : [s.lastTurn + 1, { ...s, phase: "opening" as const, lastTurn: s.lastTurn + 1, signal }])
+    if (claimed === undefined) return false
+    const turn = claimed
+    const started = yield* Effect.either(rt.session.append({
+      type: "turn/start",
+      data: { turn, trigger: { kind: "compaction", source: { kind: "user" } } }
+    }))
+    if (Either.isLeft(started)) {
+      yield* report(rt, { turn, step: 0, ...describe(started.left), cause: started.left })
+      yield* Ref.update(rt.state, (s) => ({ ...s, signal: undefined }))
+      yield* released(rt)
+      return true
+    }
+    yield* opened(rt)
+    const ctx: TurnContext = {
+      turn,
+      turnStartSeq: started.right.seq,
+      step: 0,
+      stepOpen: false,
+      maxTokens: false,
+      retryAttempt: 0,
+      compactions: 0,
+      overflowCompacted: false
+    }
+    const exit = yield* Effect.exit(
+      CompactionTrigger.manualTurn(rt, ctx, signal, instructions).pipe(
+        Effect.catchAllCause((cause) => toTurnFailure(0)(cause))
+      )
+    )
+    let reason: TurnEndReason
+    if (Exit.isSuccess(exit)) {
+      reason = exit.value
+    } else {
+      const failure = Cause.failureOption(exit.cause)
+      const f = Option.isSome(failure) && failure.value instanceof TurnFailure ? failure.value : undefined
+      reason = f === undefined
+        ? { kind: "aborted", reason: "interrupted" }
+        : f.code === undefined
+        ? { kind: "error", step: 0, message: f.message }
+        : { kind: "error", step: 0, message: f.message, code: f.code }
+    }
+    if (reason.kind === "error") {
+      yield* report(rt, { turn, step: 0, message: reason.message, ...(reason.code === undefined ? {} : { code: reason.code }) })
+    }
+    yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
+    const ended = yield* Effect.either(rt.session.append({ type: "turn/end", data: { turn, reason } }))
+    if (Either.isLeft(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.left), cause: ended.left })
+    yield* released(rt)
+    const flushed = yield* Effect.either(rt.flush)
+    if (Either.isLeft(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.left), cause: flushed.left })
+    return true
   })

@@ -12,8 +12,10 @@
  *    `error: {name: "InterruptedError", code: "INTERRUPTED"}` (upper case, DEC-7), one text block
  *    saying the call was interrupted by a crash, `surfaceOp: "append"`, and
  *    `sourceEventSeqs: [tool/call seq]` only when a `tool/call` was logged;
- * 2. `step/end` when a step is open;
- * 3. `turn/end {kind: "interrupted"}` when a turn is open.
+ * 2. `compact/end {error: {code: "INTERRUPTED"}}` when a `compact/start` has no `compact/end`
+ *    (K-12; pressure before = after = the start's pressure: the surface is the pre-compaction one);
+ * 3. `step/end` when a step is open;
+ * 4. `turn/end {kind: "interrupted"}` when a turn is open.
  *
  * Decisions (DEC-10): a synthetic result carries the turn/step of the open step, or of its
  * assistant message when no step is open; the result text is
@@ -69,14 +71,23 @@ export const repair = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<Sessi
   let openTurn: number | undefined
   let openStep: { readonly turn: number; readonly step: number } | undefined
   let pending = new Map<string, Pending>()
+  let openCompaction: { readonly turn: number; readonly pressure: number } | undefined
   for (const event of events) {
     switch (event.type) {
+      case "compact/start":
+        openCompaction = { turn: event.data.turn, pressure: event.data.pressureTokens }
+        break
+      case "compact/end":
+        openCompaction = undefined
+        break
       case "turn/start":
+        openCompaction = undefined
         openTurn = event.data.turn
         openStep = undefined
         pending = new Map()
         break
       case "turn/end":
+        openCompaction = undefined
         openTurn = undefined
         openStep = undefined
         pending = new Map()
@@ -113,7 +124,7 @@ export const repair = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<Sessi
         break
     }
   }
-  if (openTurn === undefined && openStep === undefined && pending.size === 0) return []
+  if (openTurn === undefined && openStep === undefined && pending.size === 0 && openCompaction === undefined) return []
   const last = events[events.length - 1]
   if (last === undefined) return []
   const time = last.time
@@ -136,6 +147,19 @@ export const repair = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<Sessi
       },
       surfaceOp: "append" as const,
       ...(p.callSeq === undefined ? {} : { sourceEventSeqs: [p.callSeq] })
+    }))
+  }
+  if (openCompaction !== undefined) {
+    out.push(freeze({
+      type: "compact/end" as const,
+      seq: seq++,
+      time,
+      data: {
+        turn: openCompaction.turn,
+        pressureBefore: openCompaction.pressure,
+        pressureAfter: openCompaction.pressure,
+        error: { code: "INTERRUPTED", message: "the compaction was interrupted by a crash; the surface is unchanged" }
+      }
     }))
   }
   if (openStep !== undefined) {

@@ -31,6 +31,8 @@ import * as StreamChunk from "../Llm/StreamChunk.js"
 export interface TurnTriggerMap {
   readonly message: { readonly kind: "message"; readonly source: Message.MessageSource }
   readonly injection: { readonly kind: "injection"; readonly source: Message.MessageSource }
+  /** a manual compaction requested while idle opens its own turn (K-10) */
+  readonly compaction: { readonly kind: "compaction"; readonly source: Message.MessageSource }
 }
 
 /**
@@ -53,6 +55,8 @@ export interface TurnEndReasonMap {
   readonly disposed: { readonly kind: "disposed" }
   readonly rejected: { readonly kind: "rejected"; readonly reason: string }
   readonly interrupted: { readonly kind: "interrupted" }
+  /** the per-turn step budget ran out (`--max-steps`); the next prompt continues the session */
+  readonly "max-steps": { readonly kind: "max-steps"; readonly steps: number }
 }
 
 /**
@@ -84,6 +88,14 @@ export interface ToolResultError {
   readonly name: string
   readonly code: string
 }
+
+/**
+ * What started a compaction (K-3).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CompactTrigger = "threshold" | "overflow" | "manual"
 
 /**
  * Core event payloads keyed by event type (S-1). Merge-extensible.
@@ -142,6 +154,45 @@ export interface SessionEventMap {
   readonly "request/header": { readonly header: EpochHeader; readonly reason: "initial" | "resume" | "change" }
   readonly "todo/write": {
     readonly todos: ReadonlyArray<{ readonly content: string; readonly status: "pending" | "in_progress" | "completed" }>
+  }
+  /** a compaction begins (K-10) */
+  readonly "compact/start": {
+    readonly turn: number
+    readonly trigger: CompactTrigger
+    readonly pressureTokens: number
+    readonly contextWindow: number
+  }
+  /**
+   * the summary request and its answer (K-7, K-8, K-10); `range` = the first and last shadowed
+   * surface node (the replace's `start`/`end`), `shadowedSeqs` = the event seqs the summary covers
+   */
+  readonly "compact/summary": {
+    readonly turn: number
+    readonly provider: string
+    readonly model: string
+    readonly maxTokens: number
+    readonly instruction: string
+    readonly shadowedSeqs: readonly [number, number]
+    readonly range: { readonly start: number; readonly end: number }
+    readonly shadowedTokens: number
+    readonly summary: string
+    readonly rawOutput: string
+    readonly usage?: Message.TokenUsage
+    readonly droppedCitations: number
+  }
+  /** a compaction ends (K-10, K-11, K-12); `error` when it failed or was interrupted */
+  readonly "compact/end": {
+    readonly turn: number
+    readonly pressureBefore: number
+    readonly pressureAfter: number
+    readonly error?: { readonly code: string; readonly message: string }
+  }
+  /** a one-time notice about the model (K-1: an unknown model runs on the default window) */
+  readonly "model/notice": {
+    readonly provider: string
+    readonly model: string
+    readonly contextWindow: number
+    readonly message: string
   }
 }
 
@@ -409,6 +460,38 @@ export const payloadSchemas = {
       content: Schema.String,
       status: Schema.Literal("pending", "in_progress", "completed")
     }))
+  }),
+  "compact/start": Schema.Struct({
+    turn: NonNegativeInt,
+    trigger: Schema.Literal("threshold", "overflow", "manual"),
+    pressureTokens: NonNegativeInt,
+    contextWindow: NonNegativeInt
+  }),
+  "compact/summary": Schema.Struct({
+    turn: NonNegativeInt,
+    provider: Schema.String,
+    model: Schema.String,
+    maxTokens: NonNegativeInt,
+    instruction: Schema.String,
+    shadowedSeqs: Schema.Tuple(NonNegativeInt, NonNegativeInt),
+    range: Schema.Struct({ start: NonNegativeInt, end: NonNegativeInt }),
+    shadowedTokens: NonNegativeInt,
+    summary: Schema.String,
+    rawOutput: Schema.String,
+    usage: Schema.optionalWith(Message.TokenUsage, { exact: true }),
+    droppedCitations: NonNegativeInt
+  }),
+  "compact/end": Schema.Struct({
+    turn: NonNegativeInt,
+    pressureBefore: NonNegativeInt,
+    pressureAfter: NonNegativeInt,
+    error: Schema.optionalWith(Schema.Struct({ code: Schema.String, message: Schema.String }), { exact: true })
+  }),
+  "model/notice": Schema.Struct({
+    provider: Schema.String,
+    model: Schema.String,
+    contextWindow: NonNegativeInt,
+    message: Schema.String
   })
 } as const
 

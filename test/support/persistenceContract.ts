@@ -54,7 +54,7 @@ const ext = (b: LogBuilder): LogBuilder => {
   b.turnStart(b.nextTurn)
   b.push("x-plugin/note", { nested: [1, "two", null, { deep: true, n: -1.5 }], unicode: "é😀\u2028" })
   b.push("x-plugin/empty", null)
-  b.push("compact/start", { turn: b.nextTurn - 1 })
+  b.push("x-plugin/marker", { turn: b.nextTurn - 1 })
   b.turnEnd(b.nextTurn - 1)
   return b
 }

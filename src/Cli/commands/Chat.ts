@@ -51,6 +51,7 @@ const help = [
   "/help     this help",
   "/new      start a new session",
   "/sessions list stored sessions",
+  "/compact [instructions]  summarise the conversation so far to free context",
   "/exit     quit"
 ].join("\n")
 
@@ -117,7 +118,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
     }
 
     const program = Effect.gen(function*() {
-      const printer = Output.make("text")
+      const printer = Output.make("text", undefined, CommonOptions.modelFacts(args, HarnessLayer.routeOf(choice), choice.model))
       const store = yield* SessionStore.SessionStore
       const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.CloseableScope } | undefined>(
         undefined
@@ -131,7 +132,8 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
             model: choice.model,
             session,
             label: "harness",
-            systemPrompt: { persona: Persona.persona }
+            systemPrompt: { persona: Persona.persona },
+            ...CommonOptions.agentLimits(args)
           }).pipe(
             Effect.mapError((e) =>
               e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
@@ -188,6 +190,12 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
           else if (name === "/new") {
             yield* close
             agent = yield* open(true)
+          } else if (name === "/compact") {
+            const instructions = text.slice(name.length).trim()
+            yield* agent.compact(instructions === "" ? {} : { instructions }).pipe(
+              Effect.catchAll((e) => err(`error: ${e.message}\n`))
+            )
+            yield* err("› ")
           } else if (name === "/sessions") {
             const stored = yield* store.stored().pipe(Effect.orElseSucceed(() => []))
             const lines = stored.slice(0, 20).map((s) =>

@@ -73,11 +73,16 @@ export const runOnce = (options: {
       model: options.choice.model,
       session,
       label: "harness",
-      systemPrompt: { persona: Persona.persona }
+      systemPrompt: { persona: Persona.persona },
+      ...CommonOptions.agentLimits(options.common)
     }).pipe(Effect.mapError((e) =>
       e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
     ))
-    const printer = Output.make(options.json ? "json" : "text", options.sinks)
+    const printer = Output.make(
+      options.json ? "json" : "text",
+      options.sinks,
+      CommonOptions.modelFacts(options.common, HarnessLayer.routeOf(options.choice), options.choice.model)
+    )
     const lastEnd = yield* Ref.make<TurnEndReason | undefined>(undefined)
     // one observer per append on the hot path: print, and remember how the turn ended
     yield* agent.session.observe((event) =>

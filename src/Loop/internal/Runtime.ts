@@ -22,6 +22,7 @@ import type { Message } from "../../Llm/Message.js"
 import type { Session } from "../../Session/Session.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import type * as BatchContexts from "../BatchContexts.js"
+import type * as Compactor from "../Compaction/Compactor.js"
 import type { HookContext } from "../HookContext.js"
 import type * as Hooks from "../Hooks.js"
 import * as Inbox from "../Inbox.js"
@@ -111,6 +112,8 @@ export interface ResolvedOptions {
   readonly provider: string | undefined
   readonly model: string | undefined
   readonly toolOrder: ReadonlyArray<string> | undefined
+  /** steps per turn before the turn ends `max-steps` (undefined: no budget) */
+  readonly maxSteps: number | undefined
 }
 
 /**
@@ -135,6 +138,8 @@ export interface Runtime {
   readonly instance: Ref.Ref<InstanceState>
   /** idle-injection flushes (disposal awaits them) */
   readonly tracked: FiberSet.FiberSet<void, never>
+  /** the compaction controller, when compaction is enabled (K-3) */
+  readonly compaction: Compactor.Controller | undefined
 }
 
 /**
@@ -145,10 +150,16 @@ export interface Runtime {
  */
 export interface TurnContext {
   readonly turn: number
+  /** seq of this turn's `turn/start` */
+  readonly turnStartSeq: number
   step: number
   stepOpen: boolean
   maxTokens: boolean
   retryAttempt: number
+  /** compactions run in this turn (K-4) */
+  compactions: number
+  /** an overflow compaction ran and no model request succeeded since (K-4) */
+  overflowCompacted: boolean
 }
 
 /**
