@@ -150,10 +150,41 @@ const memory = async () => {
   })
 }
 
+/** `deltas` text deltas spread round-robin over `blocks` text blocks (every block opened first). */
+const spread = (blocks: number, deltas: number): ReadonlyArray<StreamChunk.StreamChunk> => {
+  const out: Array<StreamChunk.StreamChunk> = []
+  for (let b = 0; b < blocks; b++) out.push(S.blockStart(b, "text"))
+  for (let i = 0; i < deltas; i++) out.push(S.textDelta(i % blocks, `t${i % 10}`))
+  out.push(S.usage({ inputTokens: 10, outputTokens: deltas }), S.finish({ kind: "stop" }))
+  return out
+}
+
+/**
+ * Blocks scaling (issue 17): the Sink's cost per chunk with 100, 1,000 and 10,000 open blocks against the same
+ * number of chunks on one block, in the same run. A fold that is O(1) per chunk stays near ratio 1.
+ */
+const blocksScaling = async () => {
+  const DELTAS = 200_000
+  const perChunkNs = async (blocks: number) => {
+    const chunks = spread(blocks, DELTAS)
+    const batched = batches(chunks)
+    const ms: Array<number> = []
+    for (let i = 0; i < 2; i++) ms.push(await timeMs(RUNS, () => viaSink(batched)))
+    return (Math.min(...ms) * 1e6) / chunks.length
+  }
+  const one = await perChunkNs(1)
+  for (const blocks of [100, 1_000, 10_000]) {
+    const value = await perChunkNs(blocks)
+    const baseline = Math.min(one, await perChunkNs(1))
+    report({ bench: `assembler/blocks-scaling-${blocks}`, unit: "ns/chunk", value: Math.round(value), baseline: Math.round(baseline), blocks, deltas: DELTAS })
+  }
+}
+
 /** Runs the assembler benchmarks. */
 export async function run(): Promise<void> {
   await throughput("text-200k", textDeltas(200_000))
   await throughput("tool-call-50k", toolFragments(50_000))
   await throughput("interleaved-150k", interleaved(150_000))
+  await blocksScaling()
   await memory()
 }

@@ -9,6 +9,7 @@
  * - `src/Adapter`: OpenAI-compatible (DeepSeek, OpenAI, any compatible server), Anthropic, Scripted.
  * - `src/Session`: the append-only event log, projection, store and durable persistence.
  * - `src/Loop`: the agent, its tools, interception points, system prompt and test kit.
+ * - `src/Telemetry`: OTLP export of the GenAI spans and metrics the loop emits.
  *
  * @since 0.1.0
  */
@@ -16,3 +17,4 @@ export * from "./Adapter/index.js"
 export * from "./Llm/index.js"
 export * from "./Loop/index.js"
 export * from "./Session/index.js"
+export * from "./Telemetry/index.js"

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { identity } from "../Adapter/HttpEdge.js"
+import * as TelemetryConfig from "../Telemetry/Config.js"
 import { CliError } from "./CliError.js"
 import * as Chat from "./commands/Chat.js"
 import * as Run from "./commands/Run.js"
@@ -56,7 +57,10 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
-const fiber = Effect.runFork(cli(process.argv).pipe(Effect.provide(NodeContext.layer)))
+// OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set (the exporter is not even loaded otherwise)
+const fiber = Effect.runFork(
+  cli(process.argv).pipe(Effect.provide(TelemetryConfig.layerFromEnv(process.env)), Effect.provide(NodeContext.layer))
+)
 fiber.addObserver((exit) => {
   process.exitCode = exitCodeOf(exit)
 })

@@ -5,6 +5,7 @@
  */
 export * as BlockAssembler from "./BlockAssembler.js"
 export * as ContentBlock from "./ContentBlock.js"
+export * as GenAi from "./GenAi.js"
 export * as Json from "./Json.js"
 export * as Llm from "./Llm.js"
 export * as LlmAdapter from "./LlmAdapter.js"

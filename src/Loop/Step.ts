@@ -60,6 +60,7 @@ import * as Inbox from "./Inbox.js"
 import * as Recording from "./Recording.js"
 import type { Runtime, TurnContext } from "./internal/Runtime.js"
 import { abortReason, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
+import * as Spans from "./internal/Spans.js"
 import * as SessionPrefix from "./SessionPrefix.js"
 import * as StepSignal from "./StepSignal.js"
 
@@ -274,9 +275,10 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
       ...(header.tools === undefined ? {} : { tools: header.tools }),
       sessionId: rt.session.id
     })
-    // 10. the model stream, consumed once
+    // 10. the model stream, consumed once (one `chat` span per request, never per chunk)
     const seqs: Array<number> = []
-    const consumed = yield* StepSignal.interruptible(
+    let firstChunkAt: number | undefined
+    const consumed = yield* Spans.chat(request, ctx, () => firstChunkAt, StepSignal.interruptible(
       signal,
       Effect.either(
         rt.llm.stream(request).pipe(
@@ -289,6 +291,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
                   Chunk.toReadonlyArray(chunks).map((chunk) => ({ type: "assistant/chunk", data: { turn, step, chunk } }))
                 ),
                 (events) => {
+                  if (firstChunkAt === undefined) firstChunkAt = performance.now()
                   for (const event of events) seqs.push(event.seq)
                 }
               ),
@@ -298,7 +301,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
           Stream.run(BlockAssembler.sink)
         )
       )
-    )
+    ))
     if (Option.isNone(consumed)) {
       yield* closeStep(rt, ctx)
       return yield* endAborted(rt, signal)

@@ -53,6 +53,7 @@ import type { AgentControl } from "./AgentControl.js"
 import * as BatchContexts from "./BatchContexts.js"
 import type { HookContext } from "./HookContext.js"
 import { HookFailure, messageOf } from "./Interception.js"
+import * as Spans from "./internal/Spans.js"
 import * as StepSignal from "./StepSignal.js"
 import type * as Tool from "./Tool.js"
 import type * as ToolHooks from "./ToolHooks.js"
@@ -442,7 +443,7 @@ const runBody = (call: Call, tool: Tool.Tool<never>, signal: StepSignal.StepSign
 export const dispatch = (call: Call, stage: Stage): Effect.Effect<Stage, never, ToolRuntime> =>
   stage._tag !== "Run"
     ? Effect.succeed(stage)
-    : Effect.gen(function*() {
+    : Spans.tool(call.info, Effect.gen(function*() {
       const rt = yield* ToolRuntime
       const info = call.info
       const input: ToolHooks.ExecuteInput = { ...info, tool: call.tool }
@@ -461,7 +462,7 @@ export const dispatch = (call: Call, stage: Stage): Effect.Effect<Stage, never, 
       if (Exit.isFailure(exit)) return final(withContexts(failureResult(exit.cause), deferred))
       if (Option.isNone(exit.value)) return outcome(withContexts(yield* abortedNow(info.signal), deferred))
       return outcome(exit.value.value)
-    })
+    }))
 
 const freezeShallow = (result: Tool.ToolExecutionResult): Tool.ToolExecutionResult => Object.freeze({ ...result })
 

@@ -42,6 +42,7 @@ import * as Hooks from "./Hooks.js"
 import type * as Inbox from "./Inbox.js"
 import type { AgentState, Runtime, TurnContext } from "./internal/Runtime.js"
 import { appendContext, describe, report, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
+import * as Spans from "./internal/Spans.js"
 import * as Step from "./Step.js"
 
 /** Marks the turn open and appends the injections that waited for `turn/start`. */
@@ -184,6 +185,9 @@ const body = (rt: Runtime, ctx: TurnContext, batch: ReadonlyArray<Inbox.Entry>) 
  * @category internals
  */
 export const run = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): Effect.Effect<void> =>
+  Spans.turn(rt.session.id, turn, runTurn(rt, turn, batch))
+
+const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): Effect.Effect<void> =>
   Effect.gen(function*() {
     const source = batch[0]?.source ?? { kind: "user" as const }
     const started = yield* Effect.either(rt.session.append({
@@ -229,6 +233,7 @@ export const run = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>
       if (Either.isLeft(closed)) yield* report(rt, { turn, step: ctx.step, ...describe(closed.left), cause: closed.left })
     }
     yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
+    yield* Spans.turnEnded(reason)
     const ended = yield* Effect.either(rt.session.append({ type: "turn/end", data: { turn, reason } }))
     if (Either.isLeft(ended)) yield* report(rt, { turn, step: ctx.step, ...describe(ended.left), cause: ended.left })
     yield* released(rt)

@@ -1,6 +1,7 @@
 /**
  * The session log: events, the live session, surface, verbatim projection, request header and
- * reconstruction, fork, crash repair, the session store and persistence backends.
+ * reconstruction, fork, crash repair, the session store and the JSONL and in-memory backends. The SQLite backend
+ * (a native addon) has its own entry, `effect-harness/sqlite`, so users of the other backends never load it.
  *
  * @since 0.1.0
  */
@@ -16,6 +17,5 @@ export * as SessionError from "./SessionError.js"
 export * as SessionEvent from "./SessionEvent.js"
 export * as SessionPersistence from "./SessionPersistence.js"
 export * as SessionStore from "./SessionStore.js"
-export * as Sqlite from "./persistence/Sqlite.js"
 export * as Surface from "./Surface.js"
 export * as Validate from "./Validate.js"

@@ -470,7 +470,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
  *
  * @example
  * ```ts
- * import * as Sqlite from "effect-harness/Session/persistence/Sqlite"
+ * import { Sqlite } from "effect-harness/sqlite"
  * const Persistence = Sqlite.layer({ filename: "/var/lib/my-agent/sessions.sqlite" })
  * ```
  *

@@ -1,0 +1,167 @@
+/**
+ * The loop's GenAI spans and metrics (issue 19): `invoke_agent` per turn, `chat {model}` per model request,
+ * `execute_tool {name}` per tool call, following the conventions named in `Llm/GenAi.ts`. Each wraps work the loop
+ * does anyway, once per turn, request or call; nothing here runs per chunk.
+ *
+ * @since 0.2.0
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import type * as BlockAssembler from "../../Llm/BlockAssembler.js"
+import * as GenAi from "../../Llm/GenAi.js"
+import type { GenerateOptions } from "../../Llm/Message.js"
+import type * as Tool from "../Tool.js"
+
+/**
+ * Wraps one turn in an `invoke_agent` span.
+ *
+ * @since 0.2.0
+ * @category spans
+ */
+export const turn = <A, E, R>(
+  sessionId: string,
+  turnNumber: number,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withSpan(effect, `invoke_agent ${GenAi.agentName}`, {
+    kind: "internal",
+    attributes: {
+      [GenAi.Attr.operationName]: "invoke_agent",
+      [GenAi.Attr.agentName]: GenAi.agentName,
+      [GenAi.Attr.agentId]: sessionId,
+      [GenAi.Attr.conversationId]: sessionId,
+      [GenAi.Attr.turn]: turnNumber
+    }
+  })
+
+/**
+ * Records how a turn ended on the current (`invoke_agent`) span.
+ *
+ * @since 0.2.0
+ * @category spans
+ */
+export const turnEnded = (reason: { readonly kind: string; readonly code?: string }): Effect.Effect<void> =>
+  Effect.annotateCurrentSpan(
+    reason.kind === "error"
+      ? { [GenAi.Attr.turnEndReason]: reason.kind, [GenAi.Attr.errorType]: reason.code ?? "error" }
+      : { [GenAi.Attr.turnEndReason]: reason.kind }
+  )
+
+/** What a model request produced, as the loop sees it: `None` = interrupted by the step signal. */
+type Consumed<E> = Option.Option<Either.Either<BlockAssembler.Assembled, E>>
+
+/**
+ * Wraps one model request (the stream consumed into the assembler) in a `chat {model}` span, then records the
+ * response attributes and the `gen_ai.client.*` metrics. `firstChunkAt` reads when the first chunk arrived
+ * (`performance.now()` time), which the loop notes once per request.
+ *
+ * @since 0.2.0
+ * @category spans
+ */
+export const chat = <E extends { readonly code?: string }, R>(
+  request: GenerateOptions,
+  position: { readonly turn: number; readonly step: number },
+  firstChunkAt: () => number | undefined,
+  effect: Effect.Effect<Consumed<E>, never, R>
+): Effect.Effect<Consumed<E>, never, R> => {
+  const base = {
+    [GenAi.Attr.operationName]: "chat",
+    [GenAi.Attr.providerName]: request.provider,
+    [GenAi.Attr.requestModel]: request.model
+  }
+  return Effect.gen(function*() {
+    const capture = yield* GenAi.CaptureContent
+    const started = performance.now()
+    const consumed = yield* effect
+    const seconds = (performance.now() - started) / 1000
+    const first = firstChunkAt()
+    const attributes: Record<string, unknown> = {}
+    if (capture) attributes[GenAi.Attr.inputMessages] = JSON.stringify(request.messages)
+    if (first !== undefined) attributes[GenAi.Attr.timeToFirstChunk] = (first - started) / 1000
+    let errorType: string | undefined
+    if (Option.isNone(consumed)) {
+      errorType = "cancelled"
+    } else if (Either.isLeft(consumed.value)) {
+      errorType = consumed.value.left.code ?? "error"
+    } else {
+      const response = consumed.value.right
+      Object.assign(attributes, GenAi.usageAttributes(response.usage))
+      attributes[GenAi.Attr.responseModel] = request.model
+      attributes[GenAi.Attr.responseFinishReasons] = [GenAi.finishReasonName(response.finish)]
+      if (response.finish.kind === "error") errorType = response.finish.code ?? "error"
+      if (capture) attributes[GenAi.Attr.outputMessages] = JSON.stringify([{ role: "assistant", content: response.blocks }])
+      if (response.usage !== undefined) {
+        const usage = GenAi.usageAttributes(response.usage)
+        yield* Metric.update(
+          GenAi.tokenUsage.pipe(Metric.tagged("gen_ai.token.type", "input"), tagRequest(request)),
+          usage[GenAi.Attr.inputTokens] ?? 0
+        )
+        yield* Metric.update(
+          GenAi.tokenUsage.pipe(Metric.tagged("gen_ai.token.type", "output"), tagRequest(request)),
+          response.usage.outputTokens
+        )
+      }
+    }
+    if (errorType !== undefined) attributes[GenAi.Attr.errorType] = errorType
+    yield* Effect.annotateCurrentSpan(attributes)
+    yield* Metric.update(GenAi.operationDuration.pipe(tagRequest(request)), seconds)
+    if (first !== undefined) yield* Metric.update(GenAi.timeToFirstChunk.pipe(tagRequest(request)), (first - started) / 1000)
+    return consumed
+  }).pipe(
+    Effect.withSpan(`chat ${request.model}`, {
+      kind: "client",
+      attributes: { ...base, [GenAi.Attr.conversationId]: request.sessionId ?? "", [GenAi.Attr.turn]: position.turn, [GenAi.Attr.step]: position.step }
+    })
+  )
+}
+
+const tagRequest = (request: GenerateOptions) => <Type, In, Out>(metric: Metric.Metric<Type, In, Out>) =>
+  metric.pipe(
+    Metric.tagged(GenAi.Attr.operationName, "chat"),
+    Metric.tagged(GenAi.Attr.providerName, request.provider),
+    Metric.tagged(GenAi.Attr.requestModel, request.model)
+  )
+
+/** The result a tool stage ended with, when it has one. */
+type WithResult = { readonly _tag: string; readonly result?: Tool.ToolExecutionResult }
+
+/**
+ * Wraps the execution of one tool call in an `execute_tool {name}` span and records its duration.
+ *
+ * @since 0.2.0
+ * @category spans
+ */
+export const tool = <S extends WithResult, R>(
+  info: { readonly name: string; readonly callId: string; readonly arguments: unknown; readonly turn: number; readonly step: number },
+  effect: Effect.Effect<S, never, R>
+): Effect.Effect<S, never, R> =>
+  Effect.gen(function*() {
+    const capture = yield* GenAi.CaptureContent
+    const started = performance.now()
+    const stage = yield* effect
+    const attributes: Record<string, unknown> = {}
+    if (capture) attributes[GenAi.Attr.toolArguments] = JSON.stringify(info.arguments)
+    const result = stage.result
+    if (result !== undefined && result.isError) attributes[GenAi.Attr.errorType] = result.error?.code ?? "tool_error"
+    if (capture && result !== undefined) attributes[GenAi.Attr.toolResult] = JSON.stringify(result.content)
+    yield* Effect.annotateCurrentSpan(attributes)
+    yield* Metric.update(
+      GenAi.toolDuration.pipe(Metric.tagged(GenAi.Attr.toolName, info.name)),
+      (performance.now() - started) / 1000
+    )
+    return stage
+  }).pipe(
+    Effect.withSpan(`execute_tool ${info.name}`, {
+      kind: "internal",
+      attributes: {
+        [GenAi.Attr.operationName]: "execute_tool",
+        [GenAi.Attr.toolName]: info.name,
+        [GenAi.Attr.toolCallId]: info.callId,
+        [GenAi.Attr.toolType]: "function",
+        [GenAi.Attr.turn]: info.turn,
+        [GenAi.Attr.step]: info.step
+      }
+    })
+  )

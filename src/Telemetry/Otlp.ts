@@ -1,0 +1,32 @@
+/**
+ * OTLP/HTTP export of the harness's traces, metrics and logs (issue 19), over Effect's own OTLP exporter
+ * (`@effect/opentelemetry/Otlp`: no OpenTelemetry SDK needed at run time). Embedders provide {@link layer} next to
+ * their agents; the CLI provides it from the standard `OTEL_*` variables ({@link Config}).
+ *
+ * @since 0.2.0
+ */
+import * as Otlp from "@effect/opentelemetry/Otlp"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import packageJson from "../../package.json" with { type: "json" }
+import type * as Config from "./Config.js"
+
+/**
+ * The export Layer: spans, metrics and logs to `<endpoint>/v1/{traces,metrics,logs}`, JSON or protobuf, flushed
+ * when the Layer's scope closes. Header values (often keys) are used on the wire only, never logged.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (options: Config.ExportOptions): Layer.Layer<never> => {
+  const settings = {
+    baseUrl: options.endpoint,
+    resource: { serviceName: options.serviceName, serviceVersion: packageJson.version },
+    headers: Object.fromEntries(Object.entries(options.headers).map(([k, v]) => [k, Redacted.value(v)])),
+    shutdownTimeout: "5 seconds" as const
+  }
+  return (options.protocol === "http/json" ? Otlp.layerJson(settings) : Otlp.layerProtobuf(settings)).pipe(
+    Layer.provide(FetchHttpClient.layer)
+  )
+}
