@@ -5,7 +5,7 @@
  *
  * Per step (the `assistant/chunk` and `assistant/message` events carrying its turn and step):
  * - a message must exist exactly when the step's stream finished successfully and the turn went on
- *   normally; a stream ending `error`/`aborted` (recovered or failed, L-12.10) has none, and a step
+ *   normally; a stream ending `error`/`aborted` (recovered or failed, L-20) has none, and a step
  *   whose turn was cancelled, disposed, failed or interrupted may lack one;
  * - its sources are exactly the step's chunks, in order; its content, provenance replay state and
  *   usage equal what `Recording.expected` derives from them; its route equals the step's

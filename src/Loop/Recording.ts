@@ -1,11 +1,11 @@
 /**
- * The recording rule (L-12.10, L-12.11, L-22, L-30, C-7): how one finished model stream becomes
+ * The recording rule (L-12, L-12.11, L-20, L-22, L-30, C-7): how one finished model stream becomes
  * the step's `assistant/message`. Pure functions, used by the loop when it records a message
  * (`Step`) and by `harness sessions replay` / `verify` when they check one, so the two cannot
  * disagree (decision 0011).
  *
  * The rule, in order:
- * 1. **Failed and aborted streams are not recorded** (L-12.10): a final `finish` of kind `error`
+ * 1. **Failed and aborted streams are not recorded** (L-20): a final `finish` of kind `error`
  *    (message and code copied) or `aborted` (message "model stream aborted", code `ABORTED`) goes to
  *    request recovery (L-20); the step logs its chunks and no message. A model-request failure of
  *    the stream itself is the same case (no finish at all).
@@ -60,7 +60,7 @@ export const rules = {
   },
   failedStreamNotRecorded: {
     name: "failed-stream-not-recorded",
-    spec: "L-12.10",
+    spec: "L-20",
     text: "a stream that ends in error or aborted records no assistant message"
   },
   sources: {

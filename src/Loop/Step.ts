@@ -315,7 +315,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
           }))
           : Effect.fail(error),
       onRight: (response) => {
-        // L-12.10: an in-band error or aborted finish goes to recovery (the recording rule)
+        // L-20: an in-band error or aborted finish goes to recovery (the recording rule)
         const failed = Recording.requestFailure(response.finish)
         return Effect.succeed(
           failed === undefined

@@ -96,7 +96,7 @@ describe("ReplayCheck agrees with the loop's recording rule", () => {
       expect(events.at(-1)?.data).toMatchObject({ reason: { kind: "max-tokens" } })
     }))
 
-  it.scoped("[L-12.10, L-20] an in-band error finish is recovered: no message for the failed step; the retry records one", () =>
+  it.scoped("[L-20] an in-band error finish is recovered: no message for the failed step; the retry records one", () =>
     Effect.gen(function*() {
       const events = yield* logOf(
         [
@@ -211,7 +211,7 @@ describe("ReplayCheck on a changed log: the rule broken and the events involved"
       clean(base)
     }))
 
-  it.scoped("[L-22, L-12.10, L-30] a missing message, a message for an errored stream, a wrong turn end", () =>
+  it.scoped("[L-22, L-20, L-30] a missing message, a message for an errored stream, a wrong turn end", () =>
     Effect.gen(function*() {
       const base = yield* logOf([maxTokensCall])
       const dropped = copy(base).filter((e) => e.type !== "assistant/message")

@@ -128,27 +128,29 @@ const toolCall = (r: Random, id: string): Item => {
 }
 
 const finishOf = (r: Random, hasCalls: boolean): Item => {
-  const kinds: ReadonlyArray<Record<string, unknown>> = [
-    { kind: "stop" },
-    { kind: "stop" },
-    { kind: hasCalls ? "tool-calls" : "stop" },
-    { kind: hasCalls ? "tool-calls" : "stop" },
-    { kind: "max-tokens" },
-    { kind: "aborted" },
-    { kind: "error", message: "model stopped: content_filter", code: "CONTENT_FILTER" },
-    { kind: "error", message: "something odd" },
-    { kind: "pause_turn" }
-  ]
-  const finish = r.pick(kinds)
+  const roll = r.int(0, 99)
+  const finish: Record<string, unknown> = roll < 35
+    ? { kind: "stop" }
+    : roll < 75
+    ? { kind: hasCalls ? "tool-calls" : "stop" }
+    : roll < 85
+    ? { kind: "max-tokens" }
+    : roll < 89
+    ? { kind: "aborted" }
+    : roll < 93
+    ? { kind: "error", message: "model stopped: content_filter", code: "CONTENT_FILTER" }
+    : roll < 96
+    ? { kind: "error", message: "something odd" }
+    : { kind: "pause_turn" }
   return r.chance(0.25) ? { finish, replayState: { sig: `s${r.int(0, 99)}`, n: [1, "x", null] } } : { finish }
 }
 
 /** One model response. */
 const response = (r: Random, callIds: { n: number }): ReadonlyArray<Item> => {
   const shape = r.int(0, 99)
-  if (shape < 6) return []
-  if (shape < 12) return [{ fail: { code: r.pick(["RATE_LIMIT", "SERVER"]), retryAfterMillis: r.int(0, 5) } }]
-  if (shape < 16) return [{ fail: { code: r.pick(["AUTH", "INVALID_REQUEST", "CONTEXT_WINDOW_EXCEEDED"]) } }]
+  if (shape < 4) return []
+  if (shape < 10) return [{ fail: { code: r.pick(["RATE_LIMIT", "SERVER"]), retryAfterMillis: r.int(0, 5) } }]
+  if (shape < 13) return [{ fail: { code: r.pick(["AUTH", "INVALID_REQUEST", "CONTEXT_WINDOW_EXCEEDED"]) } }]
   const items: Array<Item> = []
   let calls = 0
   const blocks = r.int(0, 4)
@@ -171,7 +173,7 @@ const response = (r: Random, callIds: { n: number }): ReadonlyArray<Item> => {
     }
     if (r.chance(0.1)) items.push({ delayMs: r.int(0, 20) })
   }
-  if (r.chance(0.1)) {
+  if (r.chance(0.06)) {
     items.push({ fail: { code: r.pick(["SERVER", "STREAM_CLOSED", "TIMEOUT"]), message: "mid-stream failure" } })
     return items
   }
@@ -255,8 +257,11 @@ const logProblems = (where: string, events: ReadonlyArray<SessionEvent>): Array<
   ...ReplayCheck.check(events).findings.map((f) => `${where}: replay: ${ReplayCheck.renderFinding(f)}`)
 ]
 
-/** Runs one case in a fresh home and workspace; never fails (problems are returned). */
-export const runCase = (c: Case): Effect.Effect<Outcome> =>
+/**
+ * Runs one case in a fresh home and workspace; never fails (problems are returned). A process
+ * still running after `timeoutMs` (default 180 s: generous, for a loaded machine) is a problem.
+ */
+export const runCase = (c: Case, timeoutMs = 180_000): Effect.Effect<Outcome> =>
   Effect.scoped(Effect.gen(function*() {
     const home = yield* Cli.tempDir("harness-fuzz-home-")
     const work = yield* Cli.tempDir("harness-fuzz-ws-")
@@ -282,7 +287,7 @@ export const runCase = (c: Case): Effect.Effect<Outcome> =>
         ...(id === undefined ? [] : ["--resume", id]),
         run.prompt
       ]
-      const child = yield* Cli.spawnCli(args, { cwd: work, home, timeoutMs: 60_000 })
+      const child = yield* Cli.spawnCli(args, { cwd: work, home, timeoutMs })
       let signalled = false
       const action = run.action
       if (action._tag === "Signal") {
@@ -365,13 +370,13 @@ export const runCase = (c: Case): Effect.Effect<Outcome> =>
       problems.push(...logProblems(where, log.events))
     }
     if (id !== undefined && problems.every((p) => knownGaps.has(signature(p)))) {
-      const verify = yield* Cli.runCli(["sessions", "verify", "--json", id], { cwd: work, home })
+      const verify = yield* Cli.runCli(["sessions", "verify", "--json", id], { cwd: work, home, timeoutMs })
       const report = parseLine(verify.stdout.trim()) as { readonly ok?: unknown } | undefined
       if (verify.code !== 0 || report?.ok !== true) {
         problems.push(`sessions verify: exit ${verify.code}: ${verify.stdout.slice(0, 600)}${verify.stderr.slice(0, 300)}`)
       }
       if (c.replay) {
-        const replay = yield* Cli.runCli(["sessions", "replay", "--json", id], { cwd: work, home })
+        const replay = yield* Cli.runCli(["sessions", "replay", "--json", id], { cwd: work, home, timeoutMs })
         const replayed = parseLine(replay.stdout.trim()) as { readonly ok?: unknown } | undefined
         if (replay.code !== 0 || replayed?.ok !== true) {
           problems.push(`sessions replay: exit ${replay.code}: ${replay.stdout.slice(0, 600)}${replay.stderr.slice(0, 300)}`)

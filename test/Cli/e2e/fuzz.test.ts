@@ -5,6 +5,8 @@
  * - `npm test` runs {@link defaultRuns} cases from a fixed base seed, two at a time.
  * - `HARNESS_FUZZ_RUNS=N` runs N cases; `HARNESS_FUZZ_SEED=S` starts at seed S (a failing case
  *   prints its seed: `HARNESS_FUZZ_SEED=S HARNESS_FUZZ_RUNS=1` replays it).
+ * - `HARNESS_FUZZ_CONCURRENCY` (default 2) and `HARNESS_FUZZ_TIMEOUT_MS` (per process, default
+ *   180 s) for long runs on a loaded machine.
  * - `HARNESS_FUZZ_REPORT=file` appends every case's outcome to `file` as one JSON line (with the
  *   generated case when it failed).
  *
@@ -22,6 +24,8 @@ const baseSeed = 21_000
 const runs = Number(process.env["HARNESS_FUZZ_RUNS"] ?? defaultRuns)
 const first = Number(process.env["HARNESS_FUZZ_SEED"] ?? baseSeed)
 const reportFile = process.env["HARNESS_FUZZ_REPORT"]
+const concurrency = Number(process.env["HARNESS_FUZZ_CONCURRENCY"] ?? 2)
+const timeoutMs = Number(process.env["HARNESS_FUZZ_TIMEOUT_MS"] ?? 180_000)
 
 describe("harness CLI end to end: fuzzer", () => {
   it.scopedLive(
@@ -33,7 +37,7 @@ describe("harness CLI end to end: fuzzer", () => {
         const outcomes = yield* Effect.forEach(
           seeds,
           (seed) =>
-            Effect.map(Fuzz.runCase(Fuzz.generate(seed)), (outcome) => {
+            Effect.map(Fuzz.runCase(Fuzz.generate(seed), timeoutMs), (outcome) => {
               if (outcome.problems.length > 0) {
                 process.stderr.write(
                   `fuzz seed ${seed} failed (replay: HARNESS_FUZZ_SEED=${seed} HARNESS_FUZZ_RUNS=1):\n  ${
@@ -47,7 +51,7 @@ describe("harness CLI end to end: fuzzer", () => {
               }
               return outcome
             }),
-          { concurrency: 2 }
+          { concurrency }
         )
         const distinct = new Map<string, Array<number>>()
         for (const o of outcomes) {
