@@ -341,7 +341,11 @@ export const runCase = (c: Case, timeoutMs = 180_000): Effect.Effect<Outcome> =>
         const seq = (parsed as { readonly seq?: unknown }).seq
         const logged = typeof seq === "number" ? log.events[seq] : undefined
         if (logged === undefined) {
-          problems.push(`${where}: [printed-not-written] stdout event ${String(seq)} is not in the log (DEC-11: printed ⇒ written)`)
+          problems.push(
+            typeof seq === "number"
+              ? `${where}: [printed-not-written] stdout event ${seq} is not in the log (DEC-11: printed ⇒ written)`
+              : `${where}: [stdout-not-event] a stdout line is not a session event: ${line.slice(0, 200)}`
+          )
         } else if (!sameJson(parsed, logged)) {
           problems.push(`${where}: [stdout-differs] stdout event ${String(seq)} differs from the log: ${line.slice(0, 200)}`)
         }
