@@ -12,8 +12,9 @@
  * stdout line. Everything is derived from the case seed.
  *
  * Checks per process: the exit code is documented (and agrees with `TurnOutcome` for the turn
- * the process printed); no stack trace; every complete stdout line is JSON and equals the logged
- * event with its seq; the printed seqs are contiguous and (unless killed) reach the end of the
+ * the process printed); no stack trace; every complete stdout line is JSON, and every line with a
+ * `seq` equals the logged event with that seq (the only other lines allowed are the documented
+ * `init` first, `result` last and `notice/retry`); the printed seqs are contiguous and (unless killed) reach the end of the
  * log; `LogStructure` and `ReplayCheck` find nothing in the log as the process left it. Per case:
  * `harness sessions verify --json` exits 0 with `ok: true` (and `sessions replay --json` for a
  * third of the cases), and the log read back afterwards is valid and balanced.
@@ -332,25 +333,30 @@ export const runCase = (c: Case, timeoutMs = 180_000): Effect.Effect<Outcome> =>
       const complete = lines.slice(0, -1)
       if (lines.at(-1) !== "" && !killed) problems.push(`${where}: stdout does not end with a newline`)
       const seqs: Array<number> = []
-      for (const line of complete) {
+      complete.forEach((line, i) => {
         const parsed = parseLine(line)
         if (parsed === undefined || typeof parsed !== "object" || parsed === null) {
-          problems.push(`${where}: stdout line is not JSON: ${line.slice(0, 200)}`)
-          continue
+          problems.push(`${where}: [stdout-not-json] stdout line is not JSON: ${line.slice(0, 200)}`)
+          return
         }
         const seq = (parsed as { readonly seq?: unknown }).seq
-        const logged = typeof seq === "number" ? log.events[seq] : undefined
-        if (logged === undefined) {
-          problems.push(
-            typeof seq === "number"
-              ? `${where}: [printed-not-written] stdout event ${seq} is not in the log (DEC-11: printed ⇒ written)`
-              : `${where}: [stdout-not-event] a stdout line is not a session event: ${line.slice(0, 200)}`
-          )
-        } else if (!sameJson(parsed, logged)) {
-          problems.push(`${where}: [stdout-differs] stdout event ${String(seq)} differs from the log: ${line.slice(0, 200)}`)
+        if (typeof seq !== "number") {
+          // the documented non-event lines of `--json` (docs/cli-json.md): `init` first, `result`
+          // last, `notice/retry` anywhere
+          const type = (parsed as { readonly type?: unknown }).type
+          const placed = type === "notice/retry" || (type === "init" && i === 0) ||
+            (type === "result" && i === complete.length - 1)
+          if (!placed) problems.push(`${where}: [stdout-not-event] a stdout line is not a session event: ${line.slice(0, 200)}`)
+          return
         }
-        if (typeof seq === "number") seqs.push(seq)
-      }
+        const logged = log.events[seq]
+        if (logged === undefined) {
+          problems.push(`${where}: [printed-not-written] stdout event ${seq} is not in the log (DEC-11: printed ⇒ written)`)
+        } else if (!sameJson(parsed, logged)) {
+          problems.push(`${where}: [stdout-differs] stdout event ${seq} differs from the log: ${line.slice(0, 200)}`)
+        }
+        seqs.push(seq)
+      })
       seqs.forEach((s, i) => {
         if (i > 0 && s !== seqs[i - 1]! + 1) problems.push(`${where}: printed seqs jump from ${seqs[i - 1]} to ${s}`)
       })
