@@ -9,7 +9,7 @@
  * | 2 | usage or configuration error (bad flag, missing API key for an explicit provider, bad script file) |
  * | 3 | provider error (the line names its canonical code, e.g. `AUTH`, `RATE_LIMIT`) |
  * | 4 | session error (not found, locked by another writer, corrupt log) |
- * | 5 | the turn ended in error for another reason (e.g. a hook or prompt failure) |
+ * | 5 | the turn ended in error for another reason (e.g. a hook or prompt failure); `sessions replay`/`verify`: the log breaks a rule |
  * | 130 | cancelled (SIGINT / Ctrl-C) |
  *
  * @since 0.1.0

@@ -12,6 +12,8 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { identity } from "../Adapter/HttpEdge.js"
 import * as TelemetryConfig from "../Telemetry/Config.js"
@@ -59,8 +61,13 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set (the exporter is not even loaded otherwise)
+// diagnostics (e.g. retry warnings) go to stderr: stdout carries the answer or JSON Lines only (DEC-12)
+const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
 const fiber = Effect.runFork(
-  cli(process.argv).pipe(Effect.provide(TelemetryConfig.layerFromEnv(process.env)), Effect.provide(NodeContext.layer))
+  cli(process.argv).pipe(
+    Effect.provide(TelemetryConfig.layerFromEnv(process.env)),
+    Effect.provide(Layer.merge(NodeContext.layer, stderrLogger))
+  )
 )
 fiber.addObserver((exit) => {
   process.exitCode = exitCodeOf(exit)

@@ -49,10 +49,9 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as BlockAssembler from "../Llm/BlockAssembler.js"
-import type { ContentBlock, ToolCallBlock } from "../Llm/ContentBlock.js"
 import * as Json from "../Llm/Json.js"
 import * as Llm from "../Llm/Llm.js"
-import type { GenerateOptions, LlmCallConfig, Message, Provenance } from "../Llm/Message.js"
+import type { GenerateOptions, LlmCallConfig, Message } from "../Llm/Message.js"
 import * as RequestHeader from "../Session/RequestHeader.js"
 import type { TurnEndReason } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
@@ -60,6 +59,7 @@ import * as CompactionEstimate from "./Compaction/Estimate.js"
 import * as CompactionTrigger from "./Compaction/Trigger.js"
 import * as Hooks from "./Hooks.js"
 import * as Inbox from "./Inbox.js"
+import * as Recording from "./Recording.js"
 import type { Runtime, TurnContext } from "./internal/Runtime.js"
 import { abortReason, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
 import * as Fairness from "./internal/Fairness.js"
@@ -86,11 +86,6 @@ export const deepFreeze = <A>(value: A): A => {
   for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
   return value
 }
-
-const isToolCall = (block: ContentBlock): block is ToolCallBlock => block.type === "tool-call"
-
-const withoutToolCalls = (content: ReadonlyArray<ContentBlock>): ReadonlyArray<ContentBlock> =>
-  content.some(isToolCall) ? content.filter((b) => !isToolCall(b)) : content
 
 /** Drains the steering FIFO into `steering/message` events; `true` when any was logged. */
 const drainSteering = (rt: Runtime, turn: number): Effect.Effect<boolean, unknown> =>
@@ -338,36 +333,23 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
           }))
           : Effect.fail(error),
       onRight: (response) => {
-        const finish = response.finish
-        if (finish.kind === "error") {
-          return Effect.succeed(Either.left<RequestFailed>({
-            _tag: "RequestFailed",
-            failure: finish.code === undefined
-              ? { message: finish.message, cause: finish }
-              : { message: finish.message, code: finish.code, cause: finish }
-          }))
-        }
-        if (finish.kind === "aborted") {
-          return Effect.succeed(Either.left<RequestFailed>({
-            _tag: "RequestFailed",
-            failure: { message: "model stream aborted", code: "ABORTED", cause: finish }
-          }))
-        }
-        return Effect.succeed(Either.right(response))
+        // L-20: an in-band error or aborted finish goes to recovery (the recording rule)
+        const failed = Recording.requestFailure(response.finish)
+        return Effect.succeed(
+          failed === undefined
+            ? Either.right<BlockAssembler.Assembled>(response)
+            : Either.left<RequestFailed>({ _tag: "RequestFailed", failure: { ...failed, cause: response.finish } })
+        )
       }
     })
     if (Either.isLeft(result)) return yield* recover(rt, ctx, signal, result.left.failure)
     const response = result.right
     ctx.retryAttempt = 0
     ctx.overflowCompacted = false
-    // 11 / 12. step-result and recording
-    const maxTokens = response.finish.kind === "max-tokens"
-    const assembledCanonical = Json.canonical(response.blocks as unknown as Json.Json)
-    const offered = yield* Json.copyJson({
-      role: "assistant",
-      content: maxTokens ? withoutToolCalls(response.blocks) : response.blocks
-    })
-    const provenance: Provenance = { provider: config.provider, model: config.model }
+    // 11 / 12. step-result and recording: the rule is `Recording`, shared with `sessions replay`
+    const recording = Recording.response(response)
+    const offered = yield* Json.copyJson({ role: "assistant", content: Recording.offered(recording) })
+    const route = { provider: config.provider, model: config.model }
     const rewritten = yield* Effect.either(rt.hooks.stepResult.run(
       agent.id,
       { agent, turn, step, message: offered as unknown as Message },
@@ -376,33 +358,22 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
     if (Either.isLeft(rewritten)) {
       yield* rt.session.append({
         type: "assistant/message",
-        data: response.usage === undefined
-          ? { turn, step, content: [], provenance }
-          : { turn, step, content: [], provenance, usage: response.usage },
+        data: Recording.anchor({ turn, step, response: recording, route }),
         surfaceOp: "append",
         sourceEventSeqs: seqs
       })
       return yield* Effect.fail(rewritten.left)
     }
-    const content = maxTokens ? withoutToolCalls(rewritten.right.content) : rewritten.right.content
-    const keepReplay = response.replayState !== undefined &&
-      Json.isJson(content) && Json.canonical(content as unknown as Json.Json) === assembledCanonical
     const recorded = yield* rt.session.append({
       type: "assistant/message",
-      data: {
-        turn,
-        step,
-        content,
-        provenance: keepReplay && response.replayState !== undefined
-          ? { ...provenance, replayState: response.replayState }
-          : provenance,
-        ...(response.usage === undefined ? {} : { usage: response.usage })
-      },
+      data: Recording.message({ turn, step, response: recording, returned: rewritten.right.content, route }),
       surfaceOp: "append",
       sourceEventSeqs: seqs
     })
-    if (maxTokens) ctx.maxTokens = true
-    const calls = maxTokens || recorded.type !== "assistant/message" ? [] : recorded.data.content.filter(isToolCall)
+    if (Recording.isMaxTokens(recording.finish)) ctx.maxTokens = true
+    const calls = recorded.type !== "assistant/message"
+      ? []
+      : Recording.callsToRun(recording.finish, recorded.data.content)
     if (calls.length > 0) {
       const contexts = yield* BatchContexts.make
       yield* Ref.update(rt.state, (s) => ({ ...s, batch: contexts }))
