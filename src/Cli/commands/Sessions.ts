@@ -7,8 +7,8 @@
  * - `replay`: re-derives every assistant message from its logged chunks through the assembler and
  *   reports mismatches (exit 5 when there is any).
  *
- * Reading a session takes its writer lock first, so a session another process is writing is
- * reported as locked instead of being repaired under its feet.
+ * Readers (DEC-11): `list`, `show`, `replay` and `fork`'s read of the parent open a read-only
+ * snapshot: no writer lock, nothing written (a crashed or running turn is shown repaired in memory).
  *
  * @since 0.1.0
  */
@@ -42,12 +42,8 @@ const sessionError = (e: SessionError) => new CliError({ message: e.message, exi
 
 const out = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
-const loadLocked = (id: string) =>
-  Effect.gen(function*() {
-    const persistence = yield* SessionPersistence
-    yield* persistence.lock(sessionId(id))
-    return yield* persistence.load(sessionId(id))
-  }).pipe(Effect.mapError(sessionError))
+const snapshot = (id: string) =>
+  Effect.flatMap(SessionPersistence, (persistence) => persistence.snapshot(sessionId(id))).pipe(Effect.mapError(sessionError))
 
 const list = Command.make("list", { store }, ({ store }) =>
   Effect.gen(function*() {
@@ -65,7 +61,7 @@ const id = Args.text({ name: "id" }).pipe(Args.withDescription("session id"))
 
 const show = Command.make("show", { store, id }, ({ id, store }) =>
   Effect.scoped(Effect.gen(function*() {
-    const loaded = yield* loadLocked(id)
+    const loaded = yield* snapshot(id)
     yield* out(`session ${loaded.header.id}${loaded.header.cwd !== undefined ? ` in ${loaded.header.cwd}` : ""}`)
     if (loaded.header.parentSession !== undefined) {
       yield* out(`forked from ${loaded.header.parentSession} at event ${(loaded.header.seedLength ?? 1) - 1}`)
@@ -75,7 +71,7 @@ const show = Command.make("show", { store, id }, ({ id, store }) =>
 
 const replay = Command.make("replay", { store, id }, ({ id, store }) =>
   Effect.scoped(Effect.gen(function*() {
-    const loaded = yield* loadLocked(id)
+    const loaded = yield* snapshot(id)
     const verdicts = ReplayCheck.check(loaded.events)
     const bad = verdicts.filter((v) => v.status !== "match")
     for (const v of bad) yield* out(`turn ${v.turn} step ${v.step} (event ${v.seq}): ${v.status}: ${v.detail ?? ""}`)
@@ -95,14 +91,14 @@ const fork = Command.make(
   ({ at, id, store }) =>
     Effect.scoped(Effect.gen(function*() {
       const sessions = yield* SessionStore.SessionStore
-      const source = yield* Effect.mapError(sessions.open(id), sessionError)
-      const events = yield* source.events
+      const source = yield* Effect.mapError(sessions.snapshot(id), sessionError)
+      const events = source.events.slice(0, source.events.length - source.repaired.length)
       const boundary = Option.getOrElse(at, () => {
         for (let i = events.length - 1; i >= 0; i--) if (events[i]?.type === "turn/end") return i
         return -1
       })
       const child = yield* Effect.mapError(
-        boundary < 0 ? sessions.fork(source) : sessions.fork(source, boundary),
+        boundary < 0 ? sessions.forkStored(id) : sessions.forkStored(id, boundary),
         sessionError
       )
       yield* Effect.mapError(sessions.flush(child.id), sessionError)
