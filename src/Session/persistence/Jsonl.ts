@@ -14,14 +14,16 @@
  *   writer gets `SESSION_ALREADY_EXISTS`), removes the temporary name and fsyncs the directory when
  *   the platform allows it (a failure to fsync a directory is logged, not raised). So a log is
  *   never visible half-written (no half header), and it exists from its first batch.
- * - Later appends open the log for appending and write the batch with one `write` (it survives
+ * - Later appends write the batch with one `write` (it survives
  *   the death of this process once `append` resolves); with `sync` (the default) they fsync before
  *   resolving, else the batch is fsynced by the next synced append or `sync(id)`. A failed write or
  *   fsync truncates the file back to its previous size and fails `PERSISTENCE_FAILED` naming the
  *   file and the OS error (`SaveFailure`), so the log stays valid and the batch can be retried.
- *   Before writing, the file size is compared with the size this instance last left: a log changed
- *   behind our back is re-adopted (loaded and repaired) first, so the seq check is against what is
- *   really stored.
+ *   While this instance holds the session's writer lock, the log stays open for appending until the
+ *   lock is released and nothing else is checked per batch (nobody else writes it, DEC-4).
+ *   Otherwise each append opens the log, checks the lock and compares the file size with the size
+ *   this instance last left: a log changed behind our back is re-adopted (loaded and repaired)
+ *   first, so the seq check is against what is really stored.
  * - Appending to a session known only from storage adopts it first (load + repair, D-3).
  * - Orphans: a process killed during a first write leaves `.<name>.<token>.tmp`. `load` (of that
  *   id) and `list` recover it while no live writer holds the id's lock: a complete temporary file
@@ -62,7 +64,9 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import * as crypto from "node:crypto"
 import * as path from "node:path"
 import type { SessionId } from "../../Llm/Message.js"
@@ -265,6 +269,10 @@ export const make = (
     const root = path.resolve(options.root ?? (yield* DataDir.sessionsRoot))
     const entries = new Map<string, Entry>()
     const serialized = PerId.makeSerializer()
+    /** ids whose writer lock this instance holds */
+    const held = new Set<string>()
+    /** open append handles of held sessions (see `withHandle`) */
+    const handles = new Map<string, { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }>()
 
     const fileIn = (bucket: string, encoded: string) => path.join(root, bucket, `${encoded}.jsonl`)
 
@@ -465,25 +473,54 @@ export const make = (
         entry.dirty = false
       })
 
+    /**
+     * Runs `f` with an append handle of the log: while this instance holds the session's writer
+     * lock, one handle stays open until the lock is released (write-through costs one `write` per
+     * batch); otherwise the log is opened for this call only. A failure drops the cached handle.
+     */
+    const withHandle = <A, E>(
+      entry: Entry,
+      f: (handle: FileSystem.File) => Effect.Effect<A, E>
+    ): Effect.Effect<A, E | PlatformError.PlatformError> => {
+      const id = entry.header.id
+      if (!held.has(id)) return Effect.scoped(Effect.flatMap(fs.open(entry.path, { flag: "a", mode: FILE_MODE }), f))
+      const cached = handles.get(id)
+      const handle = cached !== undefined
+        ? Effect.succeed(cached.file)
+        : Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const file = yield* Scope.extend(fs.open(entry.path, { flag: "a", mode: FILE_MODE }), scope).pipe(
+            Effect.onError(() => Scope.close(scope, Exit.void))
+          )
+          handles.set(id, { file, scope })
+          return file
+        })
+      return Effect.flatMap(handle, f).pipe(Effect.onError(() => dropHandle(id)))
+    }
+
+    const dropHandle = (id: string) =>
+      Effect.suspend(() => {
+        const cached = handles.get(id)
+        if (cached === undefined) return Effect.void
+        handles.delete(id)
+        return Scope.close(cached.scope, Exit.void)
+      })
+
     const appendWrite = (entry: Entry, events: ReadonlyArray<SessionEvent>, sync: boolean) =>
       Effect.gen(function*() {
         let text = ""
         for (const event of events) text += `${Records.encodeEvent(event)}\n`
         const bytes = Buffer.from(text, "utf8")
         const before = entry.size
-        yield* Effect.scoped(
-          Effect.gen(function*() {
-            const handle = yield* fs.open(entry.path, { flag: "a", mode: FILE_MODE })
-            yield* (sync ? Effect.zipRight(handle.writeAll(bytes), handle.sync) : handle.writeAll(bytes)).pipe(
-              Effect.tapError(() =>
-                // drop whatever part of the batch reached the file (D-9)
-                Effect.zipRight(handle.truncate(before), handle.sync).pipe(
-                  Effect.catchAll((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
-                )
+        yield* withHandle(entry, (handle) =>
+          (sync ? Effect.zipRight(handle.writeAll(bytes), handle.sync) : handle.writeAll(bytes)).pipe(
+            Effect.tapError(() =>
+              // drop whatever part of the batch reached the file (D-9)
+              Effect.zipRight(handle.truncate(before), handle.sync).pipe(
+                Effect.catchAll((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
               )
             )
-          })
-        ).pipe(Effect.mapError(saveFailed(entry.path, "append to", entry.header.id)))
+          )).pipe(Effect.mapError(saveFailed(entry.path, "append to", entry.header.id)))
         entry.size = before + bytes.byteLength
         entry.nextSeq += events.length
         entry.dirty = !sync
@@ -493,7 +530,7 @@ export const make = (
       Effect.suspend(() => {
         const entry = entries.get(id)
         if (entry === undefined || !entry.stored || !entry.dirty) return Effect.void
-        return Effect.scoped(Effect.flatMap(fs.open(entry.path, { flag: "a", mode: FILE_MODE }), (handle) => handle.sync)).pipe(
+        return withHandle(entry, (handle) => handle.sync).pipe(
           Effect.mapError(saveFailed(entry.path, "fsync", id)),
           Effect.tap(() => Effect.sync(() => (entry.dirty = false)))
         )
@@ -505,7 +542,8 @@ export const make = (
         if (entry === undefined) {
           yield* loadUnserialized(id)
           entry = entries.get(id)!
-        } else if (entry.stored) {
+        } else if (entry.stored && !held.has(id)) {
+          // (while this instance holds the writer lock nobody else writes the log: DEC-4)
           const info = yield* fs.stat(entry.path).pipe(
             Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
             Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(entry!.path, "stat")(e)))
@@ -517,7 +555,7 @@ export const make = (
           }
         }
         const events = yield* Records.validateBatch(id, input, entry.nextSeq)
-        yield* Lock.check(lockStore(yield* encodeId(id)), id)
+        if (!held.has(id)) yield* Lock.check(lockStore(yield* encodeId(id)), id)
         if (entry.stored) yield* appendWrite(entry, events, sync)
         else yield* firstWrite(entry, events)
       })
@@ -683,6 +721,11 @@ export const make = (
           Effect.mapError(ioError(locksDir, "create directory"))
         )
         yield* Lock.acquire(lockStore(encoded), id)
+        // released first (finalizers run in reverse): the cached append handle closes before the lock goes
+        yield* Effect.acquireRelease(
+          Effect.sync(() => held.add(id)),
+          () => Effect.zipRight(serialized(id)(dropHandle(id)), Effect.sync(() => held.delete(id)))
+        )
       })
 
     return SessionPersistence.of({
