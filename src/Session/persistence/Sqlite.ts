@@ -17,8 +17,8 @@
  * WAL journal, foreign keys on, `synchronous = NORMAL` (DEC-11 write-through: a committed
  * transaction survives the death of this process; power loss may lose the commits since the last
  * WAL sync). An append with `sync` (the default) and the first append of a session commit under
- * `synchronous = FULL` (durable when they resolve); `sync(id)` after unsynced appends runs a
- * passive checkpoint, which fsyncs the WAL. A failed write (`SQLITE_FULL`, `SQLITE_READONLY`,
+ * `synchronous = FULL` (durable when they resolve); `sync(id)` after unsynced appends fsyncs the
+ * `-wal` file (no checkpoint, so it needs no free space). A failed write (`SQLITE_FULL`, `SQLITE_READONLY`,
  * `SQLITE_IOERR`, `SQLITE_CANTOPEN`) is rolled back and fails `PERSISTENCE_FAILED` (`SaveFailure`).
  * Every write is one `BEGIN IMMEDIATE` transaction on a reserved connection: the first append inserts the
  * sessions row and the batch together; later appends check the stored next seq and insert the
@@ -432,11 +432,23 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
       Effect.suspend(() => {
         const entry = entries.get(id)
         if (entry === undefined || !entry.dirty) return Effect.void
-        // a checkpoint fsyncs the WAL before copying it into the database
-        return autocommit((run) => run("PRAGMA wal_checkpoint(PASSIVE)")).pipe(
-          Effect.mapError(saveFailure(id, "fsync")),
-          Effect.tap(() => Effect.sync(() => (entry.dirty = false)))
-        )
+        // fsync the write-ahead log itself (fsync is per file, any descriptor will do): durable
+        // without a checkpoint, which would need free space to copy pages into the database
+        const wal = `${file}-wal`
+        return Effect.flatMap(FileSystem.FileSystem, (fs) =>
+          Effect.scoped(Effect.flatMap(fs.open(wal, { flag: "r" }), (handle) => handle.sync)).pipe(
+            Effect.catchIf(
+              (e) => e._tag === "SystemError" && e.reason === "NotFound",
+              // no WAL file (another journal mode): a checkpoint syncs what there is
+              () => Effect.asVoid(autocommit((run) => run("PRAGMA wal_checkpoint(PASSIVE)")))
+            ),
+            Effect.mapError((e) =>
+              e instanceof SessionError.SessionError ? saveFailure(id, "fsync")(e) : SaveFailure.make({ file: wal, op: "fsync", error: e, sessionId: id })
+            )
+          )).pipe(
+            Effect.provide(NodeFileSystem.layer),
+            Effect.tap(() => Effect.sync(() => (entry.dirty = false)))
+          )
       })
 
     // -- list, create, exists, lock -----------------------------------------------------------------
