@@ -2,7 +2,7 @@
  * `harness sessions list | show <id> | fork <id> [--at <seq>] | replay <id>`: the stored sessions.
  *
  * - `list`: id, last update, turns, cwd and first prompt line, most recent first.
- * - `show`: a transcript rendered from the log alone.
+ * - `show`: a transcript rendered from the log alone (a cut stream's partial answer included).
  * - `fork`: a child session seeded with the events up to `--at` (default: the last turn end).
  * - `replay`: re-derives every assistant message from its logged chunks through the assembler and
  *   reports mismatches (exit 5 when there is any).
@@ -22,6 +22,7 @@ import { sessionId } from "../../Llm/Message.js"
 import * as Jsonl from "../../Session/persistence/Jsonl.js"
 import * as Sqlite from "../../Session/persistence/Sqlite.js"
 import type { SessionError } from "../../Session/SessionError.js"
+import type { SessionEvent } from "../../Session/SessionEvent.js"
 import { SessionPersistence } from "../../Session/SessionPersistence.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
@@ -41,6 +42,34 @@ const persistenceLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersiste
 const sessionError = (e: SessionError) => new CliError({ message: e.message, exitCode: ExitCode.Session })
 
 const out = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
+
+/**
+ * The transcript of a snapshot, with the partial answer of a step whose stream was cut (chunks but
+ * no `assistant/message` before its `step/end`, e.g. a crashed or still running turn) shown where
+ * it stopped.
+ */
+const transcript = (events: ReadonlyArray<SessionEvent>): string => {
+  const parts: Array<string> = []
+  let from = 0
+  let partial = ""
+  let answered = false
+  events.forEach((e, i) => {
+    if (e.type === "step/start") {
+      partial = ""
+      answered = false
+    } else if (e.type === "assistant/chunk" && e.data.chunk.type === "text-delta") {
+      partial += e.data.chunk.text
+    } else if (e.type === "assistant/message") {
+      answered = true
+    } else if (e.type === "step/end" && !answered && partial !== "") {
+      parts.push(Transcript.render(events.slice(from, i)), "assistant (partial answer, interrupted):", partial.replace(/^/gm, "  "))
+      from = i
+      partial = ""
+    }
+  })
+  parts.push(Transcript.render(events.slice(from)))
+  return parts.filter((p) => p !== "").join("\n")
+}
 
 const snapshot = (id: string) =>
   Effect.flatMap(SessionPersistence, (persistence) => persistence.snapshot(sessionId(id))).pipe(Effect.mapError(sessionError))
@@ -66,7 +95,7 @@ const show = Command.make("show", { store, id }, ({ id, store }) =>
     if (loaded.header.parentSession !== undefined) {
       yield* out(`forked from ${loaded.header.parentSession} at event ${(loaded.header.seedLength ?? 1) - 1}`)
     }
-    yield* out(Transcript.render(loaded.events))
+    yield* out(transcript(loaded.events))
   })).pipe(Effect.provide(persistenceLayer(store)))).pipe(Command.withDescription("print a session's transcript"))
 
 const replay = Command.make("replay", { store, id }, ({ id, store }) =>

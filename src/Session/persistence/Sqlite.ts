@@ -240,7 +240,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
         yield* run("PRAGMA synchronous = NORMAL")
       })
     )
-    yield* transaction((run) =>
+    const stampLayout = transaction((run) =>
       Effect.gen(function*() {
         const rows = yield* run("PRAGMA user_version")
         const version = Number(rows[0]?.["user_version"] ?? 0)
@@ -259,6 +259,10 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
       })
     )
 
+    // a stamped database is only read here (a reader must not wait for a writer's lock); a fresh
+    // one is stamped under the write lock (the check is repeated there)
+    const stamped = yield* autocommit((run) => run("PRAGMA user_version"))
+    if (Number(stamped[0]?.["user_version"] ?? 0) !== LAYOUT_VERSION) yield* stampLayout
     const entries = new Map<string, Entry>()
     const serialized = PerId.makeSerializer()
 
