@@ -20,6 +20,8 @@
  * `synchronous = FULL` (durable when they resolve); `sync(id)` after unsynced appends fsyncs the
  * `-wal` file (no checkpoint, so it needs no free space). A failed write (`SQLITE_FULL`, `SQLITE_READONLY`,
  * `SQLITE_IOERR`, `SQLITE_CANTOPEN`) is rolled back and fails `PERSISTENCE_FAILED` (`SaveFailure`).
+ * While this instance holds a session's writer lock, an append inserts the batch after the seq it
+ * left last without reading anything back (nobody else writes the session, DEC-4).
  * Every write is one `BEGIN IMMEDIATE` transaction on a reserved connection: the first append inserts the
  * sessions row and the batch together; later appends check the stored next seq and insert the
  * batch; a load reads the log in a deferred (snapshot) transaction and, only when it is torn or
@@ -134,6 +136,8 @@ interface Entry {
   stored: boolean
   /** committed under `synchronous = NORMAL` since the last WAL sync */
   dirty: boolean
+  /** the stored next seq as this instance left it (trusted only while it holds the lock) */
+  nextSeq?: number
 }
 
 const notFound = (id: string): SessionError.SessionError =>
@@ -265,6 +269,8 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
     if (Number(stamped[0]?.["user_version"] ?? 0) !== LAYOUT_VERSION) yield* stampLayout
     const entries = new Map<string, Entry>()
     const serialized = PerId.makeSerializer()
+    /** ids whose writer lock this instance holds */
+    const held = new Set<string>()
 
     const lockStore = (run: (f: (run: Run) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>, id: string): Lock.Store => ({
       describe: `${file} (locks row of session ${JSON.stringify(id)})`,
@@ -393,6 +399,14 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
             yield* loadRepairing(run, id)
             entry = entries.get(id)!
           }
+          // while this instance holds the writer lock, nobody else writes the session (DEC-4): the
+          // stored next seq is the one this instance left, no need to read it back
+          const known = held.has(id) && entry.stored ? entry.nextSeq : undefined
+          if (known !== undefined) {
+            const events = yield* Records.validateBatch(id, input, known)
+            yield* insertEvents(run, id, events)
+            return { entry, next: known + events.length }
+          }
           const existing = yield* run("SELECT version FROM sessions WHERE id = ?", [id])
           if (entry.stored && existing.length === 0) {
             entries.delete(id)
@@ -419,16 +433,18 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
             )
           }
           yield* insertEvents(run, id, events)
-          return entry
+          return { entry, next: nextSeq + events.length }
         })
       )).pipe(
-        Effect.tap((entry) =>
+        Effect.tap(({ entry, next }) =>
           Effect.sync(() => {
+            entry.nextSeq = next
             // a durable commit also syncs the WAL frames of earlier commits
             entry.dirty = !(sync || !entry.stored)
             entry.stored = true
           })
         ),
+        Effect.asVoid,
         Effect.mapError(saveFailure(id, "write to"))
       )
 
@@ -514,7 +530,11 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
         }))
       })
 
-    const lock = (id: SessionId) => Lock.acquire(lockStoreOutside(id), id)
+    const lock = (id: SessionId) =>
+      Effect.zipRight(
+        Lock.acquire(lockStoreOutside(id), id),
+        Effect.acquireRelease(Effect.sync(() => held.add(id)), () => Effect.sync(() => held.delete(id)))
+      )
 
     return SessionPersistence.of({
       locate: () => undefined,

@@ -71,8 +71,10 @@ const planOf = (seed: number): Plan => {
   let h = Math.imul(seed ^ 0x9E3779B9, 0x85EBCA6B) >>> 0
   const next = () => (h = (Math.imul(h ^ (h >>> 13), 0xC2B2AE35) + 0x6B43A9B5) >>> 0)
   const pick = next() % 8
-  // 1 in 4: the first moments (first write, first fsync); else anywhere in the first ~600 events
-  return pick < 2 ? { seed, afterLines: 0, delayMs: next() % 25 } : { seed, afterLines: 1 + (next() % 600), delayMs: 0 }
+  // 1 in 4: the first moments (first write, first fsync); else anywhere in the first events
+  // (a few turns: streaming, tool runs, step and turn ends; the stress run goes further)
+  const span = STRESS ? 1200 : 300
+  return pick < 2 ? { seed, afterLines: 0, delayMs: next() % 25 } : { seed, afterLines: 1 + (next() % span), delayMs: 0 }
 }
 
 interface Killed {

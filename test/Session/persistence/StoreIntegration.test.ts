@@ -82,12 +82,20 @@ describe("SessionStore over Jsonl with a failing disk", () => {
       const fs = yield* FileSystem.FileSystem.pipe(Effect.provide(NodeFileSystem.layer))
       const root = yield* fs.makeTempDirectoryScoped({ prefix: "harness-store-" })
       let failing = false
+      const unplugged = (method: string, file: string | number) =>
+        new SystemError({ module: "FileSystem", method, reason: "Unknown", pathOrDescriptor: file, description: "disk unplugged (simulated)" })
       const flaky: FileSystem.FileSystem = {
         ...fs,
         open: (file, options) =>
           failing
-            ? Effect.fail(new SystemError({ module: "FileSystem", method: "open", reason: "Unknown", pathOrDescriptor: file, description: "disk unplugged (simulated)" }))
-            : fs.open(file, options)
+            ? Effect.fail(unplugged("open", file))
+            : Effect.map(fs.open(file, options), (handle): FileSystem.File => {
+              // a handle kept open across appends fails too once the disk is gone
+              const proxy = Object.create(handle) as FileSystem.File
+              return Object.assign(proxy, {
+                writeAll: (bytes: Uint8Array) => (failing ? Effect.fail(unplugged("writeAll", file)) : handle.writeAll(bytes))
+              })
+            })
       }
       const p = yield* Jsonl.make({ root }).pipe(Effect.provideService(FileSystem.FileSystem, flaky))
       const store = yield* storeOver(p)
