@@ -14,6 +14,7 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as esbuild from "esbuild"
@@ -29,6 +30,9 @@ import type { SessionPersistence } from "../../../src/Session/SessionPersistence
 import * as SessionStore from "../../../src/Session/SessionStore.js"
 import { asInput } from "../../support/sessionInputs.js"
 import { LogBuilder } from "../../support/sessionLog.js"
+
+/** a child process misbehaved (exited early, failed a check) */
+class ChildFailed extends Data.TaggedError("ChildFailed")<{ readonly message: string; readonly cause?: unknown }> {}
 
 const SESSION_ID = "durable-matrix"
 const STRESS = process.env["HARNESS_STRESS"] === "1"
@@ -84,7 +88,7 @@ interface Killed {
 
 /** Runs the child until the plan's moment, kills it with SIGKILL, returns what it printed. */
 const runAndKill = (backend: Backend, location: string, plan: Plan) =>
-  Effect.async<Killed, Error>((resume) => {
+  Effect.async<Killed, ChildFailed>((resume) => {
     const child = spawn(process.execPath, [childBundle, backend, location, String(plan.seed)], {
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -112,7 +116,7 @@ const runAndKill = (backend: Backend, location: string, plan: Plan) =>
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
     child.on("exit", (code, signal) => {
       if (signal !== "SIGKILL") {
-        return resume(Effect.fail(new Error(`child exited on its own (code ${code}, signal ${signal}): ${stderr}`)))
+        return resume(Effect.fail(new ChildFailed({ message: `child exited on its own (code ${code}, signal ${signal}): ${stderr}` })))
       }
       // a line cut by the kill was never printed whole: it does not count
       const printed = lines.filter((l) => l !== "READY").map((l) => JSON.parse(l) as SessionEvent)
@@ -181,7 +185,7 @@ describe.each(["jsonl", "sqlite"] as const)("[DEC-11] crash matrix: SIGKILL at s
         const location = backend === "jsonl" ? dir : path.join(dir, "sessions.sqlite")
         const outcome = yield* Effect.either(
           Effect.flatMap(runAndKill(backend, location, plan), (killed) => verify(backend, location, dir, killed)).pipe(
-            Effect.catchAllDefect((d) => Effect.fail(d instanceof Error ? d : new Error(String(d))))
+            Effect.catchAllDefect((d) => Effect.fail(new ChildFailed({ message: d instanceof Error ? d.message : String(d), cause: d })))
           )
         )
         yield* Effect.promise(() => fsp.rm(dir, { recursive: true, force: true }))

@@ -10,6 +10,7 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as esbuild from "esbuild"
@@ -23,6 +24,9 @@ import type { SessionEvent } from "../../../src/Session/SessionEvent.js"
 import * as SessionStore from "../../../src/Session/SessionStore.js"
 import { runCli, tempDir } from "../../support/Cli.js"
 import { turnEnd, turnStart, userMessage } from "../../support/sessionInputs.js"
+
+/** a child process misbehaved (exited early, failed a check) */
+class ChildFailed extends Data.TaggedError("ChildFailed")<{ readonly message: string; readonly cause?: unknown }> {}
 
 const SESSION_ID = "durable-matrix"
 const childSource = fileURLToPath(new URL("../../support/durable-child.ts", import.meta.url))
@@ -49,7 +53,7 @@ afterAll(() => fs.promises.rm(childBundle, { force: true }))
 /** Starts a writer child, waits until it printed `events` events inside an open turn, then SIGSTOPs it. */
 const pausedWriter = (backend: "jsonl" | "sqlite", location: string, events: number) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly pid: number; readonly printed: Array<SessionEvent> }, Error>((resume) => {
+    Effect.async<{ readonly pid: number; readonly printed: Array<SessionEvent> }, ChildFailed>((resume) => {
       const child = spawn(process.execPath, [childBundle, backend, location, "42"], { stdio: ["ignore", "pipe", "pipe"] })
       const printed: Array<SessionEvent> = []
       let pending = ""
@@ -73,7 +77,7 @@ const pausedWriter = (backend: "jsonl" | "sqlite", location: string, events: num
       })
       child.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr += c))
       child.on("exit", (code, signal) => {
-        if (!done) resume(Effect.fail(new Error(`writer exited early (${code ?? signal}): ${stderr}`)))
+        if (!done) resume(Effect.fail(new ChildFailed({ message: `writer exited early (${code ?? signal}): ${stderr}` })))
       })
     }),
     ({ pid }) =>
