@@ -5,6 +5,11 @@
  * - write: the log appended one turn per batch (~95 events, as the flush at every turn end does),
  *   each batch durable (fsync / committed transaction). Baseline: plain `fs` appending the same
  *   JSON lines to one open file with an fsync per batch.
+ * - write-through (DEC-11): the first `WT_N` events of the same log appended through a live
+ *   `SessionStore` session the way the loop does (one append per event, each written through before
+ *   the append returns; fsync at every step end and turn end). Baseline: the same events through a
+ *   bare `Session` buffering every commit and appending one durable batch per turn end (the
+ *   replaced D-7 path). Target: ≤ 1.3x.
  * - load: a fresh backend instance loads the session (`load` = read, validation of every event,
  *   torn-tail scan and the repair scan). Baseline: `readFile` + split + `JSON.parse` of every line.
  *   Target for JSONL: ≤ 2x.
@@ -31,7 +36,11 @@ import * as Jsonl from "../src/Session/persistence/Jsonl.js"
 import * as Records from "../src/Session/persistence/Records.js"
 import * as Sqlite from "../src/Session/persistence/Sqlite.js"
 import type { SessionEvent } from "../src/Session/SessionEvent.js"
+import * as Session from "../src/Session/Session.js"
+import type { AppendInput } from "../src/Session/SessionEvent.js"
 import type { Service } from "../src/Session/SessionPersistence.js"
+import { SessionPersistence } from "../src/Session/SessionPersistence.js"
+import * as SessionStore from "../src/Session/SessionStore.js"
 import { bigLog, header } from "../test/support/sessionLog.js"
 import { median, report } from "./Bench.js"
 
@@ -109,6 +118,63 @@ const time = async (f: () => Promise<unknown>): Promise<number> => {
 
 const round = (x: number) => Math.round(x * 10) / 10
 
+/** events of the write-through comparison */
+const WT_N = 20_000
+
+/** What the loop appends for a stored event (seq and time are assigned by the session). */
+const inputOf = (e: SessionEvent): AppendInput => {
+  const { seq: _seq, time: _time, ...input } = e
+  return input as unknown as AppendInput
+}
+
+/** The write-through path: a live store session, one append per event. */
+const writeThrough = (p: Service, inputs: ReadonlyArray<AppendInput>, id: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const store = yield* SessionStore.make.pipe(Effect.provideService(SessionPersistence, p))
+    const session = yield* store.create({ id, cwd: "/bench" })
+    for (const input of inputs) yield* session.append(input)
+    yield* store.flush(id)
+  }))
+
+/** The replaced D-7 path: commits buffered, one durable append per turn end. */
+const turnEndOnly = (p: Service, inputs: ReadonlyArray<AppendInput>, id: string) =>
+  Effect.gen(function*() {
+    const buffer: Array<SessionEvent> = []
+    const h = header(id, "/bench")
+    yield* p.create(h)
+    const session = yield* Session.make({ header: h, onCommit: (e) => buffer.push(e) })
+    for (const input of inputs) {
+      const event = yield* session.append(input)
+      if (event.type === "turn/end") yield* p.append(h.id, buffer.splice(0, buffer.length))
+    }
+    yield* p.append(h.id, buffer.splice(0, buffer.length))
+  })
+
+const writeThroughRows = async (dir: string, events: ReadonlyArray<SessionEvent>) => {
+  const inputs = events.slice(0, WT_N).map(inputOf)
+  const runs = { jsonl: { wt: [] as Array<number>, base: [] as Array<number> }, sqlite: { wt: [] as Array<number>, base: [] as Array<number> } }
+  for (let r = 0; r < 3; r++) {
+    const root = path.join(dir, `wt-${r}`)
+    runs.jsonl.base.push(await time(() => withBackend(jsonlBackend(root), (p) => turnEndOnly(p, inputs, `base-${r}`))))
+    runs.jsonl.wt.push(await time(() => withBackend(jsonlBackend(root), (p) => writeThrough(p, inputs, `wt-${r}`))))
+    const file = path.join(dir, `wt-${r}.sqlite`)
+    runs.sqlite.base.push(await time(() => withBackend(sqliteBackend(file), (p) => turnEndOnly(p, inputs, `base-${r}`))))
+    runs.sqlite.wt.push(await time(() => withBackend(sqliteBackend(file), (p) => writeThrough(p, inputs, `wt-${r}`))))
+  }
+  const turnsN = inputs.filter((i) => i.type === "turn/end").length
+  for (const name of ["jsonl", "sqlite"] as const) {
+    report({
+      bench: `persistence.writeThrough${WT_N / 1000}k.${name}`,
+      unit: "ms (lower is better; baseline = same log buffered and written at turn end only)",
+      value: round(median(runs[name].wt)),
+      baseline: round(median(runs[name].base)),
+      target: "<= 1.3",
+      events: inputs.length,
+      turns: turnsN
+    })
+  }
+}
+
 export async function run(): Promise<void> {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), "harness-bench-persistence-"))
   try {
@@ -143,6 +209,7 @@ export async function run(): Promise<void> {
     const common = { events: events.length, batches: batches.length, MB: round(bytes / 1024 / 1024) }
     report({ bench: "persistence.write100k.jsonl", unit: "ms (lower is better)", value: round(jsonlWrite), baseline: round(plainWrite), ...common })
     report({ bench: "persistence.write100k.sqlite", unit: "ms (lower is better)", value: round(sqliteWrite), baseline: round(plainWrite), ...common })
+    await writeThroughRows(dir, events)
 
     // -- load (interleaved) -----------------------------------------------------------------------
     const bucket = path.join(jsonlRoot, Jsonl.bucketOf("/bench"))

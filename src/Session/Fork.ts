@@ -98,13 +98,30 @@ export const plan = (
         sessionId: id
       })
     }
-    const seed = yield* seedOf(yield* live.events, boundary)
+    return yield* planFrom(live.header, yield* live.events, boundary, childId)
+  })
+
+/**
+ * Plans a fork from a source's header and events (a live session's, or a stored snapshot's):
+ * S-21 errors 4 and 5, then the child header and seed.
+ *
+ * @since 0.1.0
+ * @category fork
+ */
+export const planFrom = (
+  source: SessionHeader,
+  events: ReadonlyArray<SessionEvent>,
+  boundary?: unknown,
+  childId?: string
+): Effect.Effect<Plan, SessionError> =>
+  Effect.gen(function*() {
+    const seed = yield* seedOf(events, boundary)
     const header: SessionHeader = {
       version: FORMAT_VERSION,
       id: (childId ?? (yield* Effect.sync(() => crypto.randomUUID()))) as SessionId,
       createdAt: yield* Clock.currentTimeMillis,
-      ...(live.header.cwd === undefined ? {} : { cwd: live.header.cwd }),
-      parentSession: live.id,
+      ...(source.cwd === undefined ? {} : { cwd: source.cwd }),
+      parentSession: source.id,
       seedLength: seed.length
     }
     return { header, seed }

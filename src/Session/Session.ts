@@ -30,6 +30,13 @@
  *   fork time, not at capture time.
  * - Turn numbers (S-17): `nextTurn` = the last `turn/start` turn (0 if none) + 1, so the first
  *   turn of a session is 1.
+ * - Write-through (DEC-11, `persist` option): with a `persist` hook every append (and every
+ *   `appendAll` batch) commits, then runs `persist` under the append lock, and only when it
+ *   succeeds publishes (to `changes` and to the observers) every committed event not yet published,
+ *   in seq order: printed ⇒ written. A failed `persist` fails the append with its error; the events
+ *   stay committed in memory and unpublished, and are published after the next successful
+ *   `persist` (which retries them); an empty `appendAll` is such a retry when events await one.
+ *   Without `persist`, commit and publication are as above.
  * - The log state is a single-writer mutable structure owned by the session, mutated only in
  *   synchronous sections under the append discipline above; readers get frozen snapshots. (A
  *   `Ref` of immutable arrays would cost O(n) per append.)
@@ -141,6 +148,13 @@ export interface MakeOptions {
    * `SessionStore` to buffer events for the durable write path, D-7). Must not throw.
    */
   readonly onCommit?: (event: SessionEvent) => void
+  /**
+   * Write-through (DEC-11): run under the append lock after each append or `appendAll` batch
+   * commits and before anything is published; observers and `changes` see an event only after a
+   * `persist` that followed its commit succeeded. A failure fails the append (the events stay
+   * committed and are published after the next successful `persist`).
+   */
+  readonly persist?: Effect.Effect<void, SessionError>
 }
 
 interface Publication {
@@ -263,7 +277,10 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     }
     const owner = {}
     const onCommit = options.onCommit
+    const persist = options.persist
     const pubsub = yield* PubSub.unbounded<SessionEvent>()
+    /** with `persist`: how many events of the log were published (the rest await a persist) */
+    let published = seeded.length
 
     const commit = (input: AppendInput, time: number): Either.Either<SessionEvent, SessionError> => {
       const r = Validate.appendInput(state.surface, input, state.log.length, time)
@@ -277,7 +294,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       else if (event.type === "turn/start") state.nextTurn = event.data.turn + 1
       if (onCommit !== undefined) onCommit(event)
       // same synchronous step as the commit: the PubSub sees events in commit order
-      Queue.unsafeOffer(pubsub, event)
+      // (write-through publishes after `persist` instead)
+      if (persist === undefined) Queue.unsafeOffer(pubsub, event)
       return r
     }
 
@@ -364,6 +382,54 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         return Effect.as(Effect.ensuring(notify(event), releaseLock), event)
       })
 
+    // Write-through (under the lock, uninterruptible): persist what was committed, then publish
+    // every committed event not yet published, in seq order.
+    const publishBacklog = (): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (published >= state.log.length) return Effect.void
+        const event = state.log[published] as SessionEvent
+        published++
+        Queue.unsafeOffer(pubsub, event)
+        return Effect.zipRight(notify(event), publishBacklog())
+      })
+    const persistAndPublish = (p: Effect.Effect<void, SessionError>): Effect.Effect<void, SessionError> =>
+      Effect.zipRight(p, publishBacklog())
+
+    /** Under the lock (held on entry): commit each input, persist, publish; releases the lock. */
+    const underLockThrough = (
+      p: Effect.Effect<void, SessionError>,
+      inputs: ReadonlyArray<AppendInput>
+    ): Effect.Effect<Array<SessionEvent>, SessionError> =>
+      Effect.clockWith((clock) => {
+        const out: Array<SessionEvent> = []
+        let failure: SessionError | undefined
+        for (const input of inputs) {
+          const r = commit(input, clock.unsafeCurrentTimeMillis())
+          if (Either.isLeft(r)) {
+            failure = r.left
+            break
+          }
+          out.push(r.right)
+        }
+        const done = out.length === 0 && published >= state.log.length ? Effect.void : persistAndPublish(p)
+        return Effect.ensuring(
+          failure === undefined ? Effect.as(done, out) : Effect.zipRight(done, Effect.fail(failure)),
+          releaseLock
+        )
+      })
+
+    const through = (
+      p: Effect.Effect<void, SessionError>,
+      inputs: ReadonlyArray<AppendInput>
+    ): Effect.Effect<Array<SessionEvent>, SessionError> =>
+      Effect.uninterruptibleMask((restore) => {
+        if (!state.holding) {
+          state.holding = true
+          return underLockThrough(p, inputs)
+        }
+        return Effect.zipRight(restore(waitForLock), underLockThrough(p, inputs))
+      })
+
     // Slow path: take the lock (synchronously when free), commit and publish uninterruptibly.
     const locked = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
       Effect.uninterruptibleMask((restore) => {
@@ -379,17 +445,32 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const fast = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
       Effect.clockWith((clock) => commit(input, clock.unsafeCurrentTimeMillis()))
 
+    const throughOne = (p: Effect.Effect<void, SessionError>, input: AppendInput) =>
+      Effect.map(through(p, [input]), (out) => out[0] as SessionEvent)
+
     const append = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> => {
       if (state.activePublications > 0) {
         return Effect.flatMap(FiberRef.get(publishing), (holder) =>
-          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : locked(input))
+          holder.tokens.some((t) => t.owner === owner && t.active)
+            ? Effect.fail(reentrant)
+            : persist === undefined
+            ? locked(input)
+            : throughOne(persist, input))
       }
+      if (persist !== undefined) return throughOne(persist, input)
       return state.holding || state.observers.length > 0 ? locked(input) : fast(input)
     }
 
     // The fast path over a batch: the same conditions hold for the whole synchronous loop (no
     // observer can register and no append can start while it runs).
     const appendAll = (inputs: ReadonlyArray<AppendInput>): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> => {
+      if (persist !== undefined) {
+        // an empty batch is a flush point: it retries an unsaved backlog and publishes it
+        if (inputs.length === 0 && published >= state.log.length) return Effect.succeed([])
+        if (state.activePublications === 0) return through(persist, inputs)
+        return Effect.flatMap(FiberRef.get(publishing), (holder) =>
+          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : through(persist, inputs))
+      }
       if (state.activePublications > 0 || state.holding || state.observers.length > 0) {
         return Effect.forEach(inputs, append)
       }

@@ -42,7 +42,8 @@ export interface SessionSummary {
 }
 
 /**
- * A loaded log: header, events (already repaired per D-4) and what the repair appended.
+ * A loaded log: header, events (already repaired per D-4) and what the repair appended (durably for
+ * `load`, in memory only for `snapshot`).
  *
  * @since 0.1.0
  * @category models
@@ -54,6 +55,21 @@ export interface Loaded {
   readonly repaired: ReadonlyArray<SessionEvent>
   /** number of torn trailing records dropped during this load */
   readonly truncated: number
+}
+
+/**
+ * Options of `append`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AppendOptions {
+  /**
+   * `true` (default): the batch is durable (fsynced) when `append` resolves. `false`: the batch has
+   * reached the operating system (one `write` / one transaction: it survives the death of this
+   * process) and is made durable by the next synced append or `sync` (DEC-11 write-through).
+   */
+  readonly sync?: boolean
 }
 
 /**
@@ -69,11 +85,29 @@ export interface Service {
   readonly create: (header: SessionHeader) => Effect.Effect<void, SessionError>
   /**
    * Appends a contiguous batch durably (D-3): the first seq must equal the stored next seq. The
-   * first non-empty append writes header and batch atomically (D-1). Empty batch = no-op.
+   * first non-empty append writes header and batch atomically (D-1) and durably. Empty batch = no-op.
+   * A failed write or fsync fails `PERSISTENCE_FAILED` naming the file and the OS error; the stored
+   * log stays valid and the batch may be retried.
    */
-  readonly append: (id: SessionId, events: ReadonlyArray<SessionEvent>) => Effect.Effect<void, SessionError>
+  readonly append: (
+    id: SessionId,
+    events: ReadonlyArray<SessionEvent>,
+    options?: AppendOptions
+  ) => Effect.Effect<void, SessionError>
+  /**
+   * Makes every batch this instance wrote for the session durable (fsync); a no-op when nothing
+   * is pending or the session is not stored. Fails `PERSISTENCE_FAILED` like `append`.
+   */
+  readonly sync: (id: SessionId) => Effect.Effect<void, SessionError>
   /** Loads and repairs durably before returning (D-4, D-5); unknown id → `SESSION_NOT_FOUND`. */
   readonly load: (id: SessionId) => Effect.Effect<Loaded, SessionError>
+  /**
+   * A consistent read-only snapshot of a stored session (DEC-11 readers): never takes nor checks
+   * the writer lock and never writes; a torn tail is dropped and the closers are computed in
+   * memory only (`repaired`/`truncated` say what a writer's repair would do). Unknown id →
+   * `SESSION_NOT_FOUND`.
+   */
+  readonly snapshot: (id: SessionId) => Effect.Effect<Loaded, SessionError>
   /** Materialized sessions, most recently updated first (D-6). */
   readonly list: () => Effect.Effect<ReadonlyArray<SessionSummary>, SessionError>
   /** `true` when the session is materialized in storage. */

@@ -1,17 +1,27 @@
 /**
  * The session store: creates, resumes and forks live sessions, keeps the live registry, and runs
- * the durable write path (D-7, D-8, D-12, DEC-4) over a {@link SessionPersistence} backend.
+ * the durable write path (DEC-11 write-through, D-8, D-12, DEC-4) over a {@link SessionPersistence}
+ * backend.
  *
  * - Every session the store creates, opens or forks is live for the lifetime of the caller's
  *   `Scope`. The store takes the backend's exclusive writer lock first (`SESSION_LOCKED` for a
  *   second writer, in this process or another), and releases it last.
- * - Write path (D-7): every committed event is buffered synchronously at commit (before
- *   observers run). `flush(id)` drains the buffer durably with one `persistence.append`; a failed
- *   drain keeps the buffer for the next flush and fails `flush` with the backend error (it is
- *   never logged as an event). Flushes of one session are serialized. The loop calls `flush` at
- *   every turn end, idle injection and disposal. A drained batch made only of the session's own
+ * - Write path (DEC-11, replaces D-7's turn-end buffering): every committed event is buffered
+ *   synchronously at commit, and every append (one `appendAll` batch included) then drains the
+ *   buffer with one `persistence.append` (one write / one transaction) before the session publishes
+ *   anything (the session's `persist` hook): printed ⇒ written. A drained batch that holds a
+ *   `step/end` or `turn/end` is fsynced with it (step end, turn end, and the end of an idle
+ *   injection turn); other batches reach the operating system unsynced. `flush(id)` drains and
+ *   fsyncs whatever is pending (and publishes events a failed write held back); the loop calls it
+ *   at every turn end, idle injection and disposal, and release does it last. So process death loses at most the batch being written, power loss
+ *   at most the current step.
+ * - A failed drain (`PERSISTENCE_FAILED` from the backend) keeps the events buffered (and
+ *   unpublished) and fails the append or `flush` that ran it; the next append or flush retries them
+ *   first. Drains of one session are serialized. A drained batch made only of the session's own
  *   commits is handed over vouched for (`Validate.committedBatch`), so the backend does not copy
  *   and re-validate events the session already validated; a fork seed is validated as usual.
+ * - Readers (DEC-11): `snapshot(id)` is the backend's read-only snapshot (no lock, never writes,
+ *   repair in memory); `forkStored` seeds a fork from such a snapshot of a stored session.
  * - Release (closing the scope): waits for an in-flight flush, drains once more, unregisters,
  *   then releases the lock. A drain failure at release cannot propagate from a finalizer: it is
  *   logged as an error (the events stay unpersisted; DEC-10).
@@ -40,7 +50,7 @@ import type { SessionError } from "./SessionError.js"
 import * as SessionErrors from "./SessionError.js"
 import type { SessionEvent, SessionHeader } from "./SessionEvent.js"
 import { FORMAT_VERSION } from "./SessionEvent.js"
-import type { SessionSummary } from "./SessionPersistence.js"
+import type { Loaded, SessionSummary } from "./SessionPersistence.js"
 import { SessionPersistence } from "./SessionPersistence.js"
 import * as Validate from "./Validate.js"
 
@@ -80,7 +90,19 @@ export interface Service {
   readonly list: () => Effect.Effect<ReadonlyArray<Session.Session>>
   /** Stored sessions (the backend's `list`, D-6). */
   readonly stored: () => Effect.Effect<ReadonlyArray<SessionSummary>, SessionError>
-  /** Drains the buffered events of a live session durably (D-7). */
+  /**
+   * Forks a stored session read through a snapshot (no lock on the parent, nothing written to it)
+   * into a new live child, released when the scope closes; same boundary rules as `fork`, over the
+   * stored events (the snapshot's in-memory repair closers are not part of them).
+   */
+  readonly forkStored: (
+    sourceId: string,
+    boundary?: number,
+    childId?: string
+  ) => Effect.Effect<Session.Session, SessionError, Scope.Scope>
+  /** A consistent read-only snapshot of a stored session (no lock, never writes; DEC-11). */
+  readonly snapshot: (id: string) => Effect.Effect<Loaded, SessionError>
+  /** Writes the buffered events of a live session and fsyncs everything written (DEC-11). */
   readonly flush: (id: string) => Effect.Effect<void, SessionError>
   /** Number of events buffered and not yet durable (diagnostics, tests). */
   readonly pending: (id: string) => Effect.Effect<number, SessionError>
@@ -100,7 +122,12 @@ interface Entry {
   readonly flushLock: Effect.Semaphore
   /** how many events at the head of `buffer` did not come from the session's commits (a fork seed) */
   untrusted: number
+  /** batches were written unsynced since the last fsync */
+  dirty: boolean
 }
+
+/** a batch holding one of these is fsynced with it (step end, turn end) */
+const isSyncPoint = (event: SessionEvent): boolean => event.type === "step/end" || event.type === "turn/end"
 
 /**
  * Builds a store over the `SessionPersistence` in context.
@@ -116,17 +143,24 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
   const notFound = (id: string) =>
     SessionErrors.make("SESSION_NOT_FOUND", `no live session ${JSON.stringify(id)}`, { sessionId: id })
 
-  const drain = (id: string, entry: Entry): Effect.Effect<void, SessionError> =>
+  /** Writes the buffer (fsynced when `sync` or it holds a sync point); `sync` also fsyncs earlier writes. */
+  const drain = (id: string, entry: Entry, sync: boolean): Effect.Effect<void, SessionError> =>
     entry.flushLock.withPermits(1)(Effect.suspend(() => {
-      if (entry.buffer.length === 0) return Effect.void
+      if (entry.buffer.length === 0) {
+        // a flush point always asks the backend (it knows best whether anything is unsynced)
+        if (!sync) return Effect.void
+        return Effect.tap(persistence.sync(id as SessionId), () => Effect.sync(() => (entry.dirty = false)))
+      }
       // committed events are vouched for (the backend skips re-validating them); a fork seed is not
       const batch = entry.untrusted > 0 ? entry.buffer.slice() : Validate.committedBatch(entry.buffer)
+      const durable = sync || batch.some(isSyncPoint)
       return Effect.tap(
-        persistence.append(id as SessionId, batch),
+        persistence.append(id as SessionId, batch, { sync: durable }),
         () =>
           Effect.sync(() => {
             entry.buffer.splice(0, batch.length)
             entry.untrusted = Math.max(0, entry.untrusted - batch.length)
+            entry.dirty = !durable
           })
       )
     }))
@@ -134,7 +168,10 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
   /** Registers a live session in the caller's scope: lock already held; release drains first. */
   const register = (
     header: SessionHeader,
-    build: (onCommit: (event: SessionEvent) => void) => Effect.Effect<Session.Session, SessionError>,
+    build: (
+      onCommit: (event: SessionEvent) => void,
+      persist: Effect.Effect<void, SessionError>
+    ) => Effect.Effect<Session.Session, SessionError>,
     initialBuffer: ReadonlyArray<SessionEvent>
   ): Effect.Effect<Session.Session, SessionError, Scope.Scope> =>
     Effect.acquireRelease(
@@ -145,20 +182,20 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
           })
         }
         const buffer: Array<SessionEvent> = [...initialBuffer]
+        const flushLock = yield* Effect.makeSemaphore(1)
+        // the entry exists before the session: its persist hook writes through this entry
+        const holder: { entry?: Entry } = {}
+        const persist = Effect.suspend(() => drain(header.id, holder.entry!, false))
         const session = yield* build((event) => {
           buffer.push(event)
-        })
-        const entry: Entry = {
-          session,
-          buffer,
-          flushLock: yield* Effect.makeSemaphore(1),
-          untrusted: initialBuffer.length
-        }
+        }, persist)
+        const entry: Entry = { session, buffer, flushLock, untrusted: initialBuffer.length, dirty: false }
+        holder.entry = entry
         live.set(header.id, entry)
         return entry
       }),
       (entry) =>
-        drain(header.id, entry).pipe(
+        drain(header.id, entry, true).pipe(
           Effect.catchAll((error) =>
             Effect.logError(
               `session ${header.id}: ${entry.buffer.length} event(s) could not be persisted at release`,
@@ -199,7 +236,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       return yield* guarded(Effect.gen(function*() {
         yield* persistence.lock(header.id)
         yield* persistence.create(header)
-        return yield* register(header, (onCommit) => Session.make({ header, onCommit }), [])
+        return yield* register(header, (onCommit, persist) => Session.make({ header, onCommit, persist }), [])
       }))
     })
 
@@ -209,23 +246,36 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       const loaded = yield* persistence.load(id as SessionId)
       return yield* register(
         loaded.header,
-        (onCommit) => Session.make({ header: loaded.header, seed: loaded.events, onCommit }),
+        (onCommit, persist) => Session.make({ header: loaded.header, seed: loaded.events, onCommit, persist }),
         []
       )
     }))
 
+  const forkFrom = (plan: Fork.Plan) =>
+    guarded(Effect.gen(function*() {
+      yield* persistence.lock(plan.header.id)
+      yield* persistence.create(plan.header)
+      return yield* register(
+        plan.header,
+        (onCommit, persist) => Session.make({ header: plan.header, seed: plan.seed, onCommit, persist }),
+        plan.seed
+      )
+    }))
+
   const fork = (source: Session.Session | string, boundary?: number, childId?: string) =>
+    Effect.flatMap(Fork.plan(registry, source, boundary, childId), forkFrom)
+
+  const forkStored = (sourceId: string, boundary?: number, childId?: string) =>
     Effect.gen(function*() {
-      const plan = yield* Fork.plan(registry, source, boundary, childId)
-      return yield* guarded(Effect.gen(function*() {
-        yield* persistence.lock(plan.header.id)
-        yield* persistence.create(plan.header)
-        return yield* register(
-          plan.header,
-          (onCommit) => Session.make({ header: plan.header, seed: plan.seed, onCommit }),
-          plan.seed
-        )
-      }))
+      if (childId !== undefined && live.has(childId)) {
+        return yield* SessionErrors.make("SESSION_ALREADY_EXISTS", `S-21: session ${childId} is already live`, {
+          sessionId: childId
+        })
+      }
+      const snap = yield* persistence.snapshot(sourceId as SessionId)
+      // what is stored: a running or crashed turn's in-memory closers are not the parent's history
+      const stored = snap.events.slice(0, snap.events.length - snap.repaired.length)
+      return yield* forkFrom(yield* Fork.planFrom(snap.header, stored, boundary, childId))
     })
 
   const entryOf = (id: string) =>
@@ -241,7 +291,12 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
     get: (id) => Effect.map(entryOf(id), (e) => e.session),
     list: () => Effect.sync(() => Array.from(live.values(), (e) => e.session)),
     stored: () => persistence.list(),
-    flush: (id) => Effect.flatMap(entryOf(id), (entry) => drain(id, entry)),
+    forkStored,
+    snapshot: (id) => persistence.snapshot(id as SessionId),
+    flush: (id) =>
+      Effect.flatMap(entryOf(id), (entry) =>
+        // through the session: a backlog left by a failed write is retried and then published
+        Effect.zipRight(entry.session.appendAll([]), drain(id, entry, true))),
     pending: (id) => Effect.map(entryOf(id), (e) => e.buffer.length)
   })
 })

@@ -36,7 +36,7 @@ const storeOver = (storage: Memory.Storage, wrap: (p: Service) => Service = (p) 
   ).pipe(Effect.map((ctx) => Context.get(ctx, SessionStore.SessionStore)))
 
 describe("SessionStore", () => {
-  it.scoped("create, append, flush: events persisted once; lazy materialization (D-1)", () =>
+  it.scoped("[DEC-11] create, append: every append is written through at once, persisted once; lazy materialization (D-1)", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       const store = yield* storeOver(storage)
@@ -45,11 +45,14 @@ describe("SessionStore", () => {
       expect(yield* store.stored()).toEqual([]) // never appended → not listed
       yield* store.flush("s1") // empty buffer: nothing to write
       expect(Memory.dump(storage, "s1")).toBe("<absent>")
-      const events = yield* appendAll(s, turn(1))
-      expect(yield* store.pending("s1")).toBe(4)
+      const first = yield* s.append(turn(1)[0]!)
+      // written through: stored as soon as the append returns, no flush needed
+      expect(yield* store.pending("s1")).toBe(0)
+      expect(stored(storage, "s1")).toEqual([first])
+      const events = [first, ...yield* appendAll(s, turn(1).slice(1))]
+      expect(stored(storage, "s1")).toEqual(events)
       yield* store.flush("s1")
       expect(yield* store.pending("s1")).toBe(0)
-      expect(stored(storage, "s1")).toEqual(events)
       yield* store.flush("s1")
       expect(stored(storage, "s1")).toEqual(events)
       const listed = yield* store.stored()
@@ -61,28 +64,51 @@ describe("SessionStore", () => {
       yield* failsWith(store.create({ id: "s1" }), "SESSION_ALREADY_EXISTS")
     }))
 
-  it.scoped("AC-50 [D-7] a failing flush keeps the buffer and fails flush (no event logged); the next flush persists it", () =>
+  it.scoped("AC-50 [DEC-11] a failing write fails the append, keeps the event in memory unpublished; the next flush point writes it, then it is published", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
-      const failures = yield* Ref.make(1)
+      const failures = yield* Ref.make(2)
       const store = yield* storeOver(storage, (p) => ({
         ...p,
-        append: (id, events) =>
+        append: (id, events, options) =>
           Effect.flatMap(Ref.getAndUpdate(failures, (n) => n - 1), (n) =>
-            n > 0 ? Effect.fail(SessionErrors.make("IO", "disk full", { sessionId: id })) : p.append(id, events))
+            n > 0
+              ? Effect.fail(SessionErrors.make("PERSISTENCE_FAILED", "disk full", { sessionId: id, file: "f", osCode: "ENOSPC" }))
+              : p.append(id, events, options))
       }))
       const s = yield* store.create({ id: "s1" })
-      const events = yield* appendAll(s, turn(1))
-      const error = yield* failsWith(store.flush("s1"), "IO")
-      expect(error.message).toBe("disk full")
-      expect(yield* store.pending("s1")).toBe(4)
+      const seen: Array<number> = []
+      yield* s.observe((e) => Effect.sync(() => seen.push(e.seq)))
+      const error = yield* failsWith(s.append(turn(1)[0]!), "PERSISTENCE_FAILED")
+      expect(error.osCode).toBe("ENOSPC")
+      // committed in memory, not written, not published (printed ⇒ written)
+      expect((yield* s.events).length).toBe(1)
+      expect(yield* store.pending("s1")).toBe(1)
       expect(Memory.dump(storage, "s1")).toBe("<absent>")
-      expect(yield* s.events).toEqual(events) // the failure is not an event
-      // more events arrive, then a successful flush drains everything in order
-      const more = yield* appendAll(s, turn(2))
-      yield* store.flush("s1")
+      expect(seen).toEqual([])
+      yield* failsWith(store.flush("s1"), "PERSISTENCE_FAILED")
+      expect(yield* store.pending("s1")).toBe(1)
+      // space returns: the next append retries the unsaved event first, then both are published in order
+      const rest = yield* appendAll(s, turn(1).slice(1))
       expect(yield* store.pending("s1")).toBe(0)
-      expect(stored(storage, "s1")).toEqual([...events, ...more])
+      expect(stored(storage, "s1")).toEqual(yield* s.events)
+      expect(seen).toEqual([0, ...rest.map((e) => e.seq)])
+    }))
+
+  it.scoped("[DEC-11] printed ⇒ written: an observer sees an event only once it is stored", () =>
+    Effect.gen(function*() {
+      const storage = Memory.makeStorage()
+      const store = yield* storeOver(storage)
+      const s = yield* store.create({ id: "s1" })
+      const missing: Array<number> = []
+      yield* s.observe((e) =>
+        Effect.sync(() => {
+          if (!stored(storage, "s1").some((x) => (x as { seq: number }).seq === e.seq)) missing.push(e.seq)
+        })
+      )
+      const events = yield* appendAll(s, [...turn(1), ...turn(2)])
+      expect(events).toHaveLength(8)
+      expect(missing).toEqual([])
     }))
 
   it.scoped("AC-51 [D-8,D-12] resume does not duplicate stored events and continues seqs and turns; a new session with a stored id is rejected", () =>
@@ -159,7 +185,7 @@ describe("SessionStore", () => {
       expect(yield* reopened.events).toEqual(events)
     }))
 
-  it.scoped("[S-21,D-8] a fork seed is written once, at the child's first flush", () =>
+  it.scoped("[S-21,D-8] a fork seed is written once, with the child's first append", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       const store = yield* storeOver(storage)
@@ -168,6 +194,7 @@ describe("SessionStore", () => {
       yield* store.flush("src")
       const child = yield* store.fork("src", 3, "child")
       expect(yield* store.pending("child")).toBe(4)
+      expect(Memory.dump(storage, "child")).toBe("<absent>")
       yield* child.append(stepStart(9, 9))
       yield* store.flush("child")
       yield* store.flush("child")

@@ -57,9 +57,10 @@ export const tool = <E, R>(
   })
 
 /**
- * A controllable persistence backend over the in-memory one: `failNext(n)` makes the next n
- * appends (flush drains) fail with `IO`; `holdNext(n)` makes the next n appends wait until the
- * test releases them (`held` yields one release handle per held append, in order).
+ * A controllable persistence backend over the in-memory one, acting at the flush checkpoint
+ * (`sync`, which the store runs at every flush: turn end, idle injection, disposal; DEC-11):
+ * `failNext(n)` makes the next n syncs fail with `IO`; `holdNext(n)` makes the next n syncs wait
+ * until the test releases them (`held` yields one release handle per held sync, in order).
  */
 export interface Gate {
   readonly layer: Layer.Layer<SessionPersistence.SessionPersistence>
@@ -67,7 +68,7 @@ export interface Gate {
   readonly holdNext: (n: number) => Effect.Effect<void>
   /** waits for the next held append; completing the Deferred lets it proceed */
   readonly held: Effect.Effect<Deferred.Deferred<void>>
-  /** number of appends that reached the backend (including failed ones) */
+  /** number of syncs that reached the backend (including failed ones) */
   readonly appends: Effect.Effect<number>
 }
 
@@ -80,7 +81,7 @@ export const makeGate: Effect.Effect<Gate> = Effect.gen(function*() {
     SessionPersistence.SessionPersistence,
     Effect.map(Memory.make(), (inner): SessionPersistence.Service => ({
       ...inner,
-      append: (id, events) =>
+      sync: (id) =>
         Effect.gen(function*() {
           yield* Ref.update(count, (n) => n + 1)
           const fail = yield* Ref.modify(failures, (n) => [n > 0, n > 0 ? n - 1 : 0] as const)
@@ -91,7 +92,7 @@ export const makeGate: Effect.Effect<Gate> = Effect.gen(function*() {
             yield* Queue.offer(held, release)
             yield* Deferred.await(release)
           }
-          return yield* inner.append(id, events)
+          return yield* inner.sync(id)
         })
     }))
   )

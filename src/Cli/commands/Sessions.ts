@@ -3,7 +3,7 @@
  * sessions.
  *
  * - `list`: id, last update, turns, cwd and first prompt line, most recent first.
- * - `show`: a transcript rendered from the log alone.
+ * - `show`: a transcript rendered from the log alone (a cut stream's partial answer included).
  * - `fork`: a child session seeded with the events up to `--at` (default: the last turn end).
  * - `replay [--json]`: re-derives every assistant message from its logged chunks with the loop's
  *   own recording rule (`Loop/Recording`) and reports every broken clause with the events
@@ -13,8 +13,8 @@
  *   once with its id, provenance. Exit 5 when a rule is broken; a log ending inside a turn is
  *   reported, not a failure.
  *
- * Reading a session takes its writer lock first, so a session another process is writing is
- * reported as locked instead of being repaired under its feet.
+ * Readers (DEC-11): `list`, `show`, `replay` and `fork`'s read of the parent open a read-only
+ * snapshot: no writer lock, nothing written (a crashed or running turn is shown repaired in memory).
  *
  * @since 0.1.0
  */
@@ -28,6 +28,7 @@ import { sessionId } from "../../Llm/Message.js"
 import * as Jsonl from "../../Session/persistence/Jsonl.js"
 import * as Sqlite from "../../Session/persistence/Sqlite.js"
 import type { SessionError } from "../../Session/SessionError.js"
+import type { SessionEvent } from "../../Session/SessionEvent.js"
 import { SessionPersistence } from "../../Session/SessionPersistence.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
@@ -49,12 +50,36 @@ const sessionError = (e: SessionError) => new CliError({ message: e.message, exi
 
 const out = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
-const loadLocked = (id: string) =>
-  Effect.gen(function*() {
-    const persistence = yield* SessionPersistence
-    yield* persistence.lock(sessionId(id))
-    return yield* persistence.load(sessionId(id))
-  }).pipe(Effect.mapError(sessionError))
+/**
+ * The transcript of a snapshot, with the partial answer of a step whose stream was cut (chunks but
+ * no `assistant/message` before its `step/end`, e.g. a crashed or still running turn) shown where
+ * it stopped.
+ */
+const transcript = (events: ReadonlyArray<SessionEvent>): string => {
+  const parts: Array<string> = []
+  let from = 0
+  let partial = ""
+  let answered = false
+  events.forEach((e, i) => {
+    if (e.type === "step/start") {
+      partial = ""
+      answered = false
+    } else if (e.type === "assistant/chunk" && e.data.chunk.type === "text-delta") {
+      partial += e.data.chunk.text
+    } else if (e.type === "assistant/message") {
+      answered = true
+    } else if (e.type === "step/end" && !answered && partial !== "") {
+      parts.push(Transcript.render(events.slice(from, i)), "assistant (partial answer, interrupted):", partial.replace(/^/gm, "  "))
+      from = i
+      partial = ""
+    }
+  })
+  parts.push(Transcript.render(events.slice(from)))
+  return parts.filter((p) => p !== "").join("\n")
+}
+
+const snapshot = (id: string) =>
+  Effect.flatMap(SessionPersistence, (persistence) => persistence.snapshot(sessionId(id))).pipe(Effect.mapError(sessionError))
 
 const list = Command.make("list", { store }, ({ store }) =>
   Effect.gen(function*() {
@@ -72,12 +97,12 @@ const id = Args.text({ name: "id" }).pipe(Args.withDescription("session id"))
 
 const show = Command.make("show", { store, id }, ({ id, store }) =>
   Effect.scoped(Effect.gen(function*() {
-    const loaded = yield* loadLocked(id)
+    const loaded = yield* snapshot(id)
     yield* out(`session ${loaded.header.id}${loaded.header.cwd !== undefined ? ` in ${loaded.header.cwd}` : ""}`)
     if (loaded.header.parentSession !== undefined) {
       yield* out(`forked from ${loaded.header.parentSession} at event ${(loaded.header.seedLength ?? 1) - 1}`)
     }
-    yield* out(Transcript.render(loaded.events))
+    yield* out(transcript(loaded.events))
   })).pipe(Effect.provide(persistenceLayer(store)))).pipe(Command.withDescription("print a session's transcript"))
 
 const json = Options.boolean("json").pipe(Options.withDescription("print the report as one JSON line"))
@@ -112,7 +137,7 @@ const problemsFound = new CliError({ message: "", exitCode: ExitCode.TurnError }
 
 const replay = Command.make("replay", { store, id, json }, ({ id, json, store }) =>
   Effect.scoped(Effect.gen(function*() {
-    const loaded = yield* loadLocked(id)
+    const loaded = yield* snapshot(id)
     const report = ReplayCheck.check(loaded.events)
     const ok = report.findings.length === 0
     if (json) {
@@ -136,7 +161,7 @@ const replay = Command.make("replay", { store, id, json }, ({ id, json, store })
 
 const verify = Command.make("verify", { store, id, json }, ({ id, json, store }) =>
   Effect.scoped(Effect.gen(function*() {
-    const loaded = yield* loadLocked(id)
+    const loaded = yield* snapshot(id)
     const structure = LogStructure.check(loaded.events)
     const report = ReplayCheck.check(loaded.events)
     const findings = [...structure.findings, ...report.findings]
@@ -185,14 +210,14 @@ const fork = Command.make(
   ({ at, id, store }) =>
     Effect.scoped(Effect.gen(function*() {
       const sessions = yield* SessionStore.SessionStore
-      const source = yield* Effect.mapError(sessions.open(id), sessionError)
-      const events = yield* source.events
+      const source = yield* Effect.mapError(sessions.snapshot(id), sessionError)
+      const events = source.events.slice(0, source.events.length - source.repaired.length)
       const boundary = Option.getOrElse(at, () => {
         for (let i = events.length - 1; i >= 0; i--) if (events[i]?.type === "turn/end") return i
         return -1
       })
       const child = yield* Effect.mapError(
-        boundary < 0 ? sessions.fork(source) : sessions.fork(source, boundary),
+        boundary < 0 ? sessions.forkStored(id) : sessions.forkStored(id, boundary),
         sessionError
       )
       yield* Effect.mapError(sessions.flush(child.id), sessionError)

@@ -8,16 +8,29 @@
  * `root` option wins over it. Line 1 is the session header tagged `type: "session"`; every further
  * line is exactly one event (`Records.encodeEvent`). Nothing else goes in the file.
  *
- * Writes.
+ * Writes (DEC-11 write-through).
  * - The first non-empty append (D-1) writes header and batch to `.<name>.<token>.tmp` beside the
  *   log, fsyncs it, publishes it with a hard link (which fails instead of overwriting: a racing
  *   writer gets `SESSION_ALREADY_EXISTS`), removes the temporary name and fsyncs the directory when
- *   the platform allows it (a failure to fsync a directory is logged, not raised).
- * - Later appends open the log for appending, write the batch, fsync, and resolve only then. A
- *   failed write truncates the file back to its previous size. Before writing, the file size is
- *   compared with the size this instance last left: a log changed behind our back is re-adopted
- *   (loaded and repaired) first, so the seq check is against what is really stored.
+ *   the platform allows it (a failure to fsync a directory is logged, not raised). So a log is
+ *   never visible half-written (no half header), and it exists from its first batch.
+ * - Later appends write the batch with one `write` (it survives
+ *   the death of this process once `append` resolves); with `sync` (the default) they fsync before
+ *   resolving, else the batch is fsynced by the next synced append or `sync(id)`. A failed write or
+ *   fsync truncates the file back to its previous size and fails `PERSISTENCE_FAILED` naming the
+ *   file and the OS error (`SaveFailure`), so the log stays valid and the batch can be retried.
+ *   While this instance holds the session's writer lock, the log stays open for appending until the
+ *   lock is released and nothing else is checked per batch (nobody else writes it, DEC-4).
+ *   Otherwise each append opens the log, checks the lock and compares the file size with the size
+ *   this instance last left: a log changed behind our back is re-adopted (loaded and repaired)
+ *   first, so the seq check is against what is really stored.
  * - Appending to a session known only from storage adopts it first (load + repair, D-3).
+ * - Orphans: a process killed during a first write leaves `.<name>.<token>.tmp`. `load` (of that
+ *   id) and `list` recover it while no live writer holds the id's lock: a complete temporary file
+ *   (header and whole lines) is published as the log when no log exists, and removed in every case.
+ *
+ * Readers (DEC-11): `snapshot` reads the file once, never looks at the lock and never writes; a
+ * torn tail (a writer's batch caught mid-write) is dropped and the closers are computed in memory.
  *
  * Load (D-4, D-5): one `readFile`, one split, one `JSON.parse` and one synchronous check per line
  * (`Records.scan`), then the repair scan (`Repair.repair`). A torn tail is truncated and the
@@ -37,7 +50,8 @@
  * from turn numbers (S-17), so nothing can go stale. Files that are empty, header-less, of another
  * format version or whose name is not an encoded id are skipped; a missing root means no sessions.
  *
- * [DECISION] Sessions hold whole conversations, so directories are created `0700` and logs `0600`.
+ * [DECISION] Sessions hold whole conversations, so directories are created `0700` and logs, temporary
+ * files and locks `0600`.
  *
  * Ids are unique across cwd buckets: `create` rejects an id stored in any bucket (D-2), and the
  * first write checks again (D-8). Operations on one id are serialized within an instance.
@@ -50,7 +64,9 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import * as crypto from "node:crypto"
 import * as path from "node:path"
 import type { SessionId } from "../../Llm/Message.js"
@@ -65,6 +81,7 @@ import * as IdEncoding from "./IdEncoding.js"
 import * as PerId from "./PerId.js"
 import * as Lock from "./Lock.js"
 import * as Records from "./Records.js"
+import * as SaveFailure from "./SaveFailure.js"
 import * as Summary from "./Summary.js"
 
 /**
@@ -110,6 +127,8 @@ interface Entry {
   stored: boolean
   nextSeq: number
   size: number
+  /** batches were written since the last fsync */
+  dirty: boolean
 }
 
 const ioError = (file: string, op: string) => (e: PlatformError.PlatformError): SessionError.SessionError =>
@@ -117,6 +136,12 @@ const ioError = (file: string, op: string) => (e: PlatformError.PlatformError): 
 
 const isReason = (e: PlatformError.PlatformError, reason: string): boolean =>
   e._tag === "SystemError" && e.reason === reason
+
+const saveFailed = (file: string, op: string, sessionId: string) => (error: unknown): SessionError.SessionError =>
+  SaveFailure.make({ file, op, error, sessionId })
+
+/** `.<encoded id>.jsonl.<24 hex token>.tmp`: a first write's temporary file */
+const orphanRe = /^\.(.+)\.jsonl\.[0-9a-f]{24}\.tmp$/
 
 const notFound = (id: string): SessionError.SessionError =>
   SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} is not stored`, { sessionId: id })
@@ -244,6 +269,10 @@ export const make = (
     const root = path.resolve(options.root ?? (yield* DataDir.sessionsRoot))
     const entries = new Map<string, Entry>()
     const serialized = PerId.makeSerializer()
+    /** ids whose writer lock this instance holds */
+    const held = new Set<string>()
+    /** open append handles of held sessions (see `withHandle`) */
+    const handles = new Map<string, { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }>()
 
     const fileIn = (bucket: string, encoded: string) => path.join(root, bucket, `${encoded}.jsonl`)
 
@@ -290,21 +319,90 @@ export const make = (
         Effect.mapError(ioError(file, "remove"))
       )
 
+    // -- orphaned first writes --------------------------------------------------------------------
+
+    /** `true` while a live writer (here or in another process) holds the id's lock */
+    const heldByLiveWriter = (encoded: string) =>
+      Effect.map(lockStore(encoded).read, (owner) => owner !== undefined && owner !== "unreadable" && !Lock.isStale(owner))
+
+    /** Recovers one orphaned temporary file (see the module doc); failures are logged, not raised. */
+    const recoverOrphan = (dir: string, name: string, encoded: string, id: string) =>
+      Effect.gen(function*() {
+        if (yield* heldByLiveWriter(encoded)) return
+        const tmp = path.join(dir, name)
+        const final = path.join(dir, `${encoded}.jsonl`)
+        const bytes = yield* fs.readFile(tmp).pipe(Effect.mapError(ioError(tmp, "read")))
+        const parsed = parseLog(bytes, tmp, id)
+        const complete = Either.isRight(parsed) && parsed.right.dropped === 0 && bytes[bytes.byteLength - 1] === NL
+        if (complete && !(yield* fileExists(final))) {
+          yield* fs.link(tmp, final).pipe(
+            Effect.catchIf((e) => isReason(e, "AlreadyExists"), () => Effect.void),
+            Effect.mapError(ioError(final, "publish"))
+          )
+          yield* Effect.logInfo(`recovered the first write of session ${id} into ${final}`)
+        }
+        yield* removeIfPresent(tmp)
+        yield* fsyncDirectory(dir)
+      }).pipe(Effect.catchAll((e) => Effect.logWarning(`could not recover ${path.join(dir, name)}: ${e.message}`)))
+
+    /** Recovers the orphaned temporary files in a bucket (of one encoded id, or all). */
+    const recoverOrphans = (dir: string, names: ReadonlyArray<string>, only?: string) =>
+      Effect.forEach(names, (name) => {
+        const m = orphanRe.exec(name)
+        if (m === null || (only !== undefined && m[1] !== only)) return Effect.void
+        const id = IdEncoding.decode(m[1]!)
+        return id === undefined ? Effect.void : serialized(id)(recoverOrphan(dir, name, m[1]!, id))
+      }, { discard: true })
+
+    /** Recovers the orphans of one id in every bucket (before a writer loads it). */
+    const recoverOrphansOf = (id: string) =>
+      Effect.gen(function*() {
+        const encoded = yield* encodeId(id)
+        for (const bucket of yield* buckets) {
+          const dir = path.join(root, bucket)
+          const names = yield* fs.readDirectory(dir).pipe(
+            Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
+            Effect.mapError(ioError(dir, "read directory"))
+          )
+          for (const name of names) {
+            const m = orphanRe.exec(name)
+            if (m !== null && m[1] === encoded) yield* recoverOrphan(dir, name, encoded, id)
+          }
+        }
+      })
+
     // -- load -----------------------------------------------------------------------------------
+
+    const readParsed = (id: string, file: string) =>
+      Effect.flatMap(
+        fs.readFile(file).pipe(
+          Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
+          Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(file, "read")(e)))
+        ),
+        (bytes) => parseLog(bytes, file, id)
+      )
+
+    /** A read-only snapshot: no lock, no write; repair in memory (DEC-11 readers). */
+    const snapshot = (id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
+      Effect.gen(function*() {
+        const file = yield* findStored(id)
+        if (file === undefined) return yield* Effect.fail(notFound(id))
+        const parsed = yield* readParsed(id, file)
+        const closers = Repair.repair(parsed.events)
+        const events = closers.length === 0 ? parsed.events : parsed.events.concat(closers)
+        return { header: parsed.header, events, repaired: closers, truncated: parsed.dropped }
+      })
 
     const loadUnserialized = (id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
       Effect.gen(function*() {
+        if (entries.get(id)?.stored !== true) yield* recoverOrphansOf(id)
         const file = yield* findStored(id)
         if (file === undefined) {
           if (entries.get(id)?.stored === true) entries.delete(id)
           return yield* Effect.fail(notFound(id))
         }
         yield* Lock.check(lockStore(yield* encodeId(id)), id)
-        const bytes = yield* fs.readFile(file).pipe(
-          Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
-          Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(file, "read")(e)))
-        )
-        const parsed = yield* parseLog(bytes, file, id)
+        const parsed = yield* readParsed(id, file)
         const closers = Repair.repair(parsed.events)
         let size = parsed.keepBytes
         if (parsed.dropped > 0 || closers.length > 0) {
@@ -317,11 +415,11 @@ export const make = (
               if (tail.byteLength > 0) yield* handle.writeAll(tail)
               yield* handle.sync
             })
-          ).pipe(Effect.mapError(ioError(file, "repair")))
+          ).pipe(Effect.mapError(saveFailed(file, "repair", id)))
           size += tail.byteLength
         }
         const events = closers.length === 0 ? parsed.events : parsed.events.concat(closers)
-        entries.set(id, { header: parsed.header, path: file, stored: true, nextSeq: events.length, size })
+        entries.set(id, { header: parsed.header, path: file, stored: true, nextSeq: events.length, size, dirty: false })
         return { header: parsed.header, events, repaired: closers, truncated: parsed.dropped }
       })
 
@@ -340,7 +438,9 @@ export const make = (
           )
         }
         const dir = path.dirname(entry.path)
-        yield* fs.makeDirectory(dir, { recursive: true, mode: DIR_MODE }).pipe(Effect.mapError(ioError(dir, "create directory")))
+        yield* fs.makeDirectory(dir, { recursive: true, mode: DIR_MODE }).pipe(
+          Effect.mapError(saveFailed(dir, "create directory", id))
+        )
         const tmp = path.join(dir, `.${path.basename(entry.path)}.${Lock.randomToken()}.tmp`)
         let text = `${JSON.stringify(Records.headerRecord(entry.header))}\n`
         for (const event of events) text += `${Records.encodeEvent(event)}\n`
@@ -352,7 +452,7 @@ export const make = (
               yield* handle.writeAll(bytes)
               yield* handle.sync
             })
-          ).pipe(Effect.mapError(ioError(tmp, "write")))
+          ).pipe(Effect.mapError(saveFailed(tmp, "write", id)))
           yield* fs.link(tmp, entry.path).pipe(
             Effect.mapError((e) =>
               isReason(e, "AlreadyExists")
@@ -360,7 +460,7 @@ export const make = (
                   sessionId: id,
                   file: entry.path
                 })
-                : ioError(entry.path, "publish")(e)
+                : saveFailed(entry.path, "publish", id)(e)
             )
           )
         }).pipe(Effect.ensuring(removeIfPresent(tmp).pipe(Effect.catchAll((e) => Effect.logWarning(e.message)))))
@@ -370,38 +470,80 @@ export const make = (
         entry.stored = true
         entry.size = bytes.byteLength
         entry.nextSeq = events.length
+        entry.dirty = false
       })
 
-    const appendWrite = (entry: Entry, events: ReadonlyArray<SessionEvent>) =>
+    /**
+     * Runs `f` with an append handle of the log: while this instance holds the session's writer
+     * lock, one handle stays open until the lock is released (write-through costs one `write` per
+     * batch); otherwise the log is opened for this call only. A failure drops the cached handle.
+     */
+    const withHandle = <A, E>(
+      entry: Entry,
+      f: (handle: FileSystem.File) => Effect.Effect<A, E>
+    ): Effect.Effect<A, E | PlatformError.PlatformError> => {
+      const id = entry.header.id
+      if (!held.has(id)) return Effect.scoped(Effect.flatMap(fs.open(entry.path, { flag: "a", mode: FILE_MODE }), f))
+      const cached = handles.get(id)
+      const handle = cached !== undefined
+        ? Effect.succeed(cached.file)
+        : Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const file = yield* Scope.extend(fs.open(entry.path, { flag: "a", mode: FILE_MODE }), scope).pipe(
+            Effect.onError(() => Scope.close(scope, Exit.void))
+          )
+          handles.set(id, { file, scope })
+          return file
+        })
+      return Effect.flatMap(handle, f).pipe(Effect.onError(() => dropHandle(id)))
+    }
+
+    const dropHandle = (id: string) =>
+      Effect.suspend(() => {
+        const cached = handles.get(id)
+        if (cached === undefined) return Effect.void
+        handles.delete(id)
+        return Scope.close(cached.scope, Exit.void)
+      })
+
+    const appendWrite = (entry: Entry, events: ReadonlyArray<SessionEvent>, sync: boolean) =>
       Effect.gen(function*() {
         let text = ""
         for (const event of events) text += `${Records.encodeEvent(event)}\n`
         const bytes = Buffer.from(text, "utf8")
         const before = entry.size
-        yield* Effect.scoped(
-          Effect.gen(function*() {
-            const handle = yield* fs.open(entry.path, { flag: "a" })
-            yield* Effect.zipRight(handle.writeAll(bytes), handle.sync).pipe(
-              Effect.tapError(() =>
-                // drop whatever part of the batch reached the file (D-9)
-                Effect.zipRight(handle.truncate(before), handle.sync).pipe(
-                  Effect.catchAll((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
-                )
+        yield* withHandle(entry, (handle) =>
+          (sync ? Effect.zipRight(handle.writeAll(bytes), handle.sync) : handle.writeAll(bytes)).pipe(
+            Effect.tapError(() =>
+              // drop whatever part of the batch reached the file (D-9)
+              Effect.zipRight(handle.truncate(before), handle.sync).pipe(
+                Effect.catchAll((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
               )
             )
-          })
-        ).pipe(Effect.mapError(ioError(entry.path, "append")))
+          )).pipe(Effect.mapError(saveFailed(entry.path, "append to", entry.header.id)))
         entry.size = before + bytes.byteLength
         entry.nextSeq += events.length
+        entry.dirty = !sync
       })
 
-    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>) =>
+    const syncUnserialized = (id: string) =>
+      Effect.suspend(() => {
+        const entry = entries.get(id)
+        if (entry === undefined || !entry.stored || !entry.dirty) return Effect.void
+        return withHandle(entry, (handle) => handle.sync).pipe(
+          Effect.mapError(saveFailed(entry.path, "fsync", id)),
+          Effect.tap(() => Effect.sync(() => (entry.dirty = false)))
+        )
+      })
+
+    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
       Effect.gen(function*() {
         let entry = entries.get(id)
         if (entry === undefined) {
           yield* loadUnserialized(id)
           entry = entries.get(id)!
-        } else if (entry.stored) {
+        } else if (entry.stored && !held.has(id)) {
+          // (while this instance holds the writer lock nobody else writes the log: DEC-4)
           const info = yield* fs.stat(entry.path).pipe(
             Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
             Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(entry!.path, "stat")(e)))
@@ -413,8 +555,8 @@ export const make = (
           }
         }
         const events = yield* Records.validateBatch(id, input, entry.nextSeq)
-        yield* Lock.check(lockStore(yield* encodeId(id)), id)
-        if (entry.stored) yield* appendWrite(entry, events)
+        if (!held.has(id)) yield* Lock.check(lockStore(yield* encodeId(id)), id)
+        if (entry.stored) yield* appendWrite(entry, events, sync)
         else yield* firstWrite(entry, events)
       })
 
@@ -518,10 +660,15 @@ export const make = (
         const files: Array<{ file: string; id: string }> = []
         for (const bucket of yield* buckets) {
           const dir = path.join(root, bucket)
-          const names = yield* fs.readDirectory(dir).pipe(
+          const read = fs.readDirectory(dir).pipe(
             Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
             Effect.mapError(ioError(dir, "read directory"))
           )
+          let names = yield* read
+          if (names.some((name) => orphanRe.test(name))) {
+            yield* recoverOrphans(dir, names)
+            names = yield* read
+          }
           for (const name of names) {
             if (!name.endsWith(".jsonl")) continue
             const id = IdEncoding.decode(name.slice(0, -".jsonl".length))
@@ -561,7 +708,8 @@ export const make = (
             path: fileIn(bucketOf(header.cwd), encoded),
             stored: false,
             nextSeq: 0,
-            size: 0
+            size: 0,
+            dirty: false
           })
         }))
       })
@@ -573,14 +721,21 @@ export const make = (
           Effect.mapError(ioError(locksDir, "create directory"))
         )
         yield* Lock.acquire(lockStore(encoded), id)
+        // released first (finalizers run in reverse): the cached append handle closes before the lock goes
+        yield* Effect.acquireRelease(
+          Effect.sync(() => held.add(id)),
+          () => Effect.zipRight(serialized(id)(dropHandle(id)), Effect.sync(() => held.delete(id)))
+        )
       })
 
     return SessionPersistence.of({
       locate,
       create,
-      append: (id, events) =>
-        events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events)),
+      append: (id, events, options) =>
+        events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events, options?.sync !== false)),
+      sync: (id) => serialized(id)(syncUnserialized(id)),
       load: (id) => serialized(id)(loadUnserialized(id)),
+      snapshot,
       list,
       exists: (id) => Effect.map(findStored(id), (file) => file !== undefined),
       lock

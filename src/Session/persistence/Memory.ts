@@ -18,6 +18,8 @@
  *   `CORRUPT_LOG`; a torn tail is dropped physically; closers are stored before returning.
  * - `lock` is exclusive per storage (so two instances over one storage contend like two
  *   processes); a second holder fails `SESSION_LOCKED`; closing the scope releases it.
+ * - `snapshot` runs the same checks as `load` and repairs in memory only (nothing stored changes).
+ * - Every append is durable at once (`sync` is a no-op).
  * - `locate` → `undefined` (no path).
  *
  * All state changes happen in synchronous sections, so every operation is atomic.
@@ -121,7 +123,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
     /** ids created here and not yet written: a stored log under such an id is someone else's (D-8) */
     const intents = new Set<string>()
 
-    const loadSync = (id: string): Either.Either<Loaded, SessionError.SessionError> => {
+    const loadSync = (id: string, write = true): Either.Either<Loaded, SessionError.SessionError> => {
       const stored = storage.sessions.get(id)
       if (stored === undefined) {
         return Either.left(SessionError.make("SESSION_NOT_FOUND", `no stored session ${JSON.stringify(id)}`, { sessionId: id }))
@@ -155,10 +157,11 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
         ))
       }
       const closers = Repair.repair(result.events)
+      const events = Either.getOrThrow(Json.snapshot([...result.events, ...closers])) as unknown as ReadonlyArray<SessionEvent>
+      if (!write) return Either.right({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
       // durable before returning: torn tail dropped, closers stored
       stored.records.length = result.events.length
       for (const c of closers) stored.records.push(Records.encodeEvent(c))
-      const events = Either.getOrThrow(Json.snapshot([...result.events, ...closers])) as unknown as ReadonlyArray<SessionEvent>
       tracked.set(id, decoded.header)
       intents.delete(id)
       return Either.right({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
@@ -216,7 +219,9 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
           }
           return Effect.void
         }),
+      sync: () => Effect.void,
       load: (id) => Effect.suspend(() => loadSync(id)),
+      snapshot: (id) => Effect.suspend(() => loadSync(id, false)),
       list: () =>
         Effect.sync(() => {
           const out: Array<SessionSummary> = []

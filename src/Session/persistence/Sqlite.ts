@@ -14,8 +14,15 @@
  *   inserted only when none exists and removed only by its token; the stale rule is `Lock`'s
  *   (dead pid on this host, or this process without a live holder).
  *
- * WAL journal, `synchronous = FULL` (a commit is durable when it resolves), foreign keys on. Every
- * write is one `BEGIN IMMEDIATE` transaction on a reserved connection: the first append inserts the
+ * WAL journal, foreign keys on, `synchronous = NORMAL` (DEC-11 write-through: a committed
+ * transaction survives the death of this process; power loss may lose the commits since the last
+ * WAL sync). An append with `sync` (the default) and the first append of a session commit under
+ * `synchronous = FULL` (durable when they resolve); `sync(id)` after unsynced appends fsyncs the
+ * `-wal` file (no checkpoint, so it needs no free space). A failed write (`SQLITE_FULL`, `SQLITE_READONLY`,
+ * `SQLITE_IOERR`, `SQLITE_CANTOPEN`) is rolled back and fails `PERSISTENCE_FAILED` (`SaveFailure`).
+ * While this instance holds a session's writer lock, an append inserts the batch after the seq it
+ * left last without reading anything back (nobody else writes the session, DEC-4).
+ * Every write is one `BEGIN IMMEDIATE` transaction on a reserved connection: the first append inserts the
  * sessions row and the batch together; later appends check the stored next seq and insert the
  * batch; a load reads the log in a deferred (snapshot) transaction and, only when it is torn or
  * interrupted, reads it again under `IMMEDIATE` and deletes the torn rows and inserts the closers
@@ -25,6 +32,12 @@
  * Torn vs corrupt (D-5) uses the rules of `Records.scan` over the rows in seq order: a row whose
  * seq is not its position (a gap) or whose JSON does not parse ends the preserved prefix. Errors
  * name the database file and, as `line`, the 1-based position of the offending row in seq order.
+ *
+ * `snapshot` (readers, DEC-11) reads the log in one deferred transaction without checking the lock
+ * and computes the repair in memory; it never writes.
+ *
+ * [DECISION] The database is created `0600` before SQLite opens it (SQLite gives its `-wal` and
+ * `-shm` files the database's mode), its directory `0700`.
  *
  * `locate` → `undefined` (no per-session path). Locking an id that is not stored yet is allowed (a
  * writer locks before it creates; the row reserves the id). `list` reads, per session,
@@ -59,6 +72,7 @@ import * as DataDir from "./DataDir.js"
 import * as Lock from "./Lock.js"
 import * as PerId from "./PerId.js"
 import * as Records from "./Records.js"
+import * as SaveFailure from "./SaveFailure.js"
 import * as Summary from "./Summary.js"
 
 /**
@@ -120,6 +134,10 @@ type Run = (sql: string, params?: ReadonlyArray<unknown>) => Effect.Effect<Reado
 interface Entry {
   readonly header: SessionHeader
   stored: boolean
+  /** committed under `synchronous = NORMAL` since the last WAL sync */
+  dirty: boolean
+  /** the stored next seq as this instance left it (trusted only while it holds the lock) */
+  nextSeq?: number
 }
 
 const notFound = (id: string): SessionError.SessionError =>
@@ -223,10 +241,10 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
     yield* autocommit((run) =>
       Effect.gen(function*() {
         yield* run("PRAGMA foreign_keys = ON")
-        yield* run("PRAGMA synchronous = FULL")
+        yield* run("PRAGMA synchronous = NORMAL")
       })
     )
-    yield* transaction((run) =>
+    const stampLayout = transaction((run) =>
       Effect.gen(function*() {
         const rows = yield* run("PRAGMA user_version")
         const version = Number(rows[0]?.["user_version"] ?? 0)
@@ -245,8 +263,14 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
       })
     )
 
+    // a stamped database is only read here (a reader must not wait for a writer's lock); a fresh
+    // one is stamped under the write lock (the check is repeated there)
+    const stamped = yield* autocommit((run) => run("PRAGMA user_version"))
+    if (Number(stamped[0]?.["user_version"] ?? 0) !== LAYOUT_VERSION) yield* stampLayout
     const entries = new Map<string, Entry>()
     const serialized = PerId.makeSerializer()
+    /** ids whose writer lock this instance holds */
+    const held = new Set<string>()
 
     const lockStore = (run: (f: (run: Run) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>, id: string): Lock.Store => ({
       describe: `${file} (locks row of session ${JSON.stringify(id)})`,
@@ -275,16 +299,16 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
     const loadIn = (
       run: Run,
       id: string,
-      writable: boolean
+      mode: "read" | "write" | "snapshot"
     ): Effect.Effect<Loaded, SessionError.SessionError | NeedsWrite> =>
       Effect.gen(function*() {
         const headerRows = yield* run("SELECT * FROM sessions WHERE id = ?", [id])
         const headerRow = headerRows[0]
         if (headerRow === undefined) {
-          if (entries.get(id)?.stored === true) entries.delete(id)
+          if (mode !== "snapshot" && entries.get(id)?.stored === true) entries.delete(id)
           return yield* Effect.fail(notFound(id))
         }
-        yield* Lock.check(lockStoreIn(run, id), id)
+        if (mode !== "snapshot") yield* Lock.check(lockStoreIn(run, id), id)
         const decoded = headerOf(headerRow)
         if ("problem" in decoded) {
           return yield* Effect.fail(
@@ -320,19 +344,23 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
           )
         }
         const closers = Repair.repair(result.events)
-        if (!writable && (result.dropped > 0 || closers.length > 0)) return yield* Effect.fail(new NeedsWrite())
+        if (mode === "snapshot") {
+          const events = closers.length === 0 ? result.events : result.events.concat(closers)
+          return { header: decoded.header, events, repaired: closers, truncated: result.dropped }
+        }
+        if (mode === "read" && (result.dropped > 0 || closers.length > 0)) return yield* Effect.fail(new NeedsWrite())
         if (result.dropped > 0) {
           yield* run("DELETE FROM events WHERE session_id = ? AND seq >= ?", [id, result.events.length])
         }
         yield* insertEvents(run, id, closers)
         const events = closers.length === 0 ? result.events : result.events.concat(closers)
-        entries.set(id, { header: decoded.header, stored: true })
+        entries.set(id, { header: decoded.header, stored: true, dirty: entries.get(id)?.dirty ?? false })
         return { header: decoded.header, events, repaired: closers, truncated: result.dropped }
       })
 
     /** load inside a write transaction, repairing when needed */
     const loadRepairing = (run: Run, id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
-      loadIn(run, id, true).pipe(
+      loadIn(run, id, "write").pipe(
         Effect.catchTag("NeedsWrite", () => Effect.dieMessage("unreachable: a writable load never asks for write access"))
       )
 
@@ -348,14 +376,36 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
 
     // -- append ---------------------------------------------------------------------------------
 
-    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>) =>
-      transaction((run) =>
+    /** a failed write because storage refused it → `PERSISTENCE_FAILED` (DEC-11) */
+    const saveFailure = (id: string, op: string) => (e: SessionError.SessionError): SessionError.SessionError =>
+      e.code === "IO" && SaveFailure.isSaveFailure(e.cause) ? SaveFailure.make({ file, op, error: e.cause, sessionId: id }) : e
+
+    /** runs `body` under `synchronous = FULL` when `durable` (restored to NORMAL after) */
+    const withSync = <A, E>(durable: boolean, body: Effect.Effect<A, E>): Effect.Effect<A, E | SessionError.SessionError> =>
+      durable
+        ? Effect.acquireUseRelease(
+          autocommit((run) => run("PRAGMA synchronous = FULL")),
+          () => body,
+          () => autocommit((run) => run("PRAGMA synchronous = NORMAL")).pipe(Effect.orDie)
+        )
+        : body
+
+    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
+      withSync(sync || entries.get(id)?.stored !== true, transaction((run) =>
         Effect.gen(function*() {
           let entry = entries.get(id)
           if (entry === undefined) {
             // known only from storage: adopt it first (load + repair, D-3)
             yield* loadRepairing(run, id)
             entry = entries.get(id)!
+          }
+          // while this instance holds the writer lock, nobody else writes the session (DEC-4): the
+          // stored next seq is the one this instance left, no need to read it back
+          const known = held.has(id) && entry.stored ? entry.nextSeq : undefined
+          if (known !== undefined) {
+            const events = yield* Records.validateBatch(id, input, known)
+            yield* insertEvents(run, id, events)
+            return { entry, next: known + events.length }
           }
           const existing = yield* run("SELECT version FROM sessions WHERE id = ?", [id])
           if (entry.stored && existing.length === 0) {
@@ -383,9 +433,43 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
             )
           }
           yield* insertEvents(run, id, events)
-          return entry
+          return { entry, next: nextSeq + events.length }
         })
-      ).pipe(Effect.tap((entry) => Effect.sync(() => (entry.stored = true))))
+      )).pipe(
+        Effect.tap(({ entry, next }) =>
+          Effect.sync(() => {
+            entry.nextSeq = next
+            // a durable commit also syncs the WAL frames of earlier commits
+            entry.dirty = !(sync || !entry.stored)
+            entry.stored = true
+          })
+        ),
+        Effect.asVoid,
+        Effect.mapError(saveFailure(id, "write to"))
+      )
+
+    const syncUnserialized = (id: string) =>
+      Effect.suspend(() => {
+        const entry = entries.get(id)
+        if (entry === undefined || !entry.dirty) return Effect.void
+        // fsync the write-ahead log itself (fsync is per file, any descriptor will do): durable
+        // without a checkpoint, which would need free space to copy pages into the database
+        const wal = `${file}-wal`
+        return Effect.flatMap(FileSystem.FileSystem, (fs) =>
+          Effect.scoped(Effect.flatMap(fs.open(wal, { flag: "r" }), (handle) => handle.sync)).pipe(
+            Effect.catchIf(
+              (e) => e._tag === "SystemError" && e.reason === "NotFound",
+              // no WAL file (another journal mode): a checkpoint syncs what there is
+              () => Effect.asVoid(autocommit((run) => run("PRAGMA wal_checkpoint(PASSIVE)")))
+            ),
+            Effect.mapError((e) =>
+              e instanceof SessionError.SessionError ? saveFailure(id, "fsync")(e) : SaveFailure.make({ file: wal, op: "fsync", error: e, sessionId: id })
+            )
+          )).pipe(
+            Effect.provide(NodeFileSystem.layer),
+            Effect.tap(() => Effect.sync(() => (entry.dirty = false)))
+          )
+      })
 
     // -- list, create, exists, lock -----------------------------------------------------------------
 
@@ -442,21 +526,31 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
               )
             )
           }
-          entries.set(header.id, { header, stored: false })
+          entries.set(header.id, { header, stored: false, dirty: false })
         }))
       })
 
-    const lock = (id: SessionId) => Lock.acquire(lockStoreOutside(id), id)
+    const lock = (id: SessionId) =>
+      Effect.zipRight(
+        Lock.acquire(lockStoreOutside(id), id),
+        Effect.acquireRelease(Effect.sync(() => held.add(id)), () => Effect.sync(() => held.delete(id)))
+      )
 
     return SessionPersistence.of({
       locate: () => undefined,
       create,
-      append: (id, events) => (events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events))),
+      append: (id, events, options) =>
+        events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events, options?.sync !== false)),
+      sync: (id) => serialized(id)(syncUnserialized(id)),
+      snapshot: (id) =>
+        transaction((run) => loadIn(run, id, "snapshot"), "DEFERRED").pipe(
+          Effect.catchTag("NeedsWrite", () => Effect.dieMessage("unreachable: a snapshot never asks for write access"))
+        ),
       load: (id) =>
         serialized(id)(
-          transaction((run) => loadIn(run, id, false), "DEFERRED").pipe(
+          transaction((run) => loadIn(run, id, "read"), "DEFERRED").pipe(
             // torn or interrupted: read again and repair under the write lock, in one transaction
-            Effect.catchTag("NeedsWrite", () => transaction((run) => loadRepairing(run, id)))
+            Effect.catchTag("NeedsWrite", () => transaction((run) => loadRepairing(run, id)).pipe(Effect.mapError(saveFailure(id, "repair"))))
           )
         ),
       list,
@@ -485,10 +579,15 @@ export const layer = (
       const filename = options.filename ?? (yield* DataDir.sqliteFile)
       if (filename !== ":memory:") {
         const dir = path.dirname(path.resolve(filename))
-        yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeDirectory(dir, { recursive: true, mode: 0o700 })).pipe(
-          Effect.provide(NodeFileSystem.layer),
-          Effect.mapError((e) => SessionError.make("IO", `create directory ${dir}: ${e.message}`, { file: dir, cause: e }))
-        )
+        yield* Effect.flatMap(FileSystem.FileSystem, (fs) =>
+          Effect.zipRight(
+            fs.makeDirectory(dir, { recursive: true, mode: 0o700 }),
+            // created private before SQLite opens it; the -wal and -shm files inherit its mode
+            fs.writeFile(filename, new Uint8Array(0), { flag: "a", mode: 0o600 })
+          )).pipe(
+            Effect.provide(NodeFileSystem.layer),
+            Effect.mapError((e) => SaveFailure.make({ file: filename, op: "create", error: e }))
+          )
       }
       return Layer.effect(SessionPersistence, make({ filename })).pipe(
         Layer.provide(SqliteClient.layer({ filename }))

@@ -188,7 +188,7 @@ describe("Jsonl backend", () => {
       b.completeTurn("two")
       failNext = true
       const err = yield* failure(p.append(h.id, b.from(n)))
-      expect(err.code).toBe("IO")
+      expect(err.code).toBe("PERSISTENCE_FAILED")
       expect(err.file).toBe(file)
       expect(err.message).toContain("disk full")
       expect(yield* read(file)).toBe(before)

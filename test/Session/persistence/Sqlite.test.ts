@@ -92,7 +92,7 @@ describe("Sqlite backend", () => {
       b.turnStart(1)
       b.push("x/boom", {})
       const err = yield* Effect.flip(p.append(h.id, b.events))
-      expect(err.code).toBe("IO")
+      expect(err.code).toBe("IO") // a refused statement, not a storage failure
       expect(yield* sql.unsafe("SELECT COUNT(*) AS n FROM sessions")).toEqual([{ n: 0 }])
       expect(yield* sql.unsafe("SELECT COUNT(*) AS n FROM events")).toEqual([{ n: 0 }])
       yield* p.append(h.id, b.events.slice(0, -2))

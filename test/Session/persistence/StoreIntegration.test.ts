@@ -77,33 +77,45 @@ describe.each([jsonl, sqlite])("SessionStore over $name", (subject) => {
 })
 
 describe("SessionStore over Jsonl with a failing disk", () => {
-  it.scopedLive("AC-50 [D-7] a failing flush keeps the buffer and reports the error; the next flush persists it", () =>
+  it.scopedLive("AC-50 [DEC-11] a failing write fails the append PERSISTENCE_FAILED and keeps the events; the next flush persists them", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem.pipe(Effect.provide(NodeFileSystem.layer))
       const root = yield* fs.makeTempDirectoryScoped({ prefix: "harness-store-" })
       let failing = false
+      const unplugged = (method: string, file: string | number) =>
+        new SystemError({ module: "FileSystem", method, reason: "Unknown", pathOrDescriptor: file, description: "disk unplugged (simulated)" })
       const flaky: FileSystem.FileSystem = {
         ...fs,
         open: (file, options) =>
           failing
-            ? Effect.fail(new SystemError({ module: "FileSystem", method: "open", reason: "Unknown", pathOrDescriptor: file, description: "disk unplugged (simulated)" }))
-            : fs.open(file, options)
+            ? Effect.fail(unplugged("open", file))
+            : Effect.map(fs.open(file, options), (handle): FileSystem.File => {
+              // a handle kept open across appends fails too once the disk is gone
+              const proxy = Object.create(handle) as FileSystem.File
+              return Object.assign(proxy, {
+                writeAll: (bytes: Uint8Array) => (failing ? Effect.fail(unplugged("writeAll", file)) : handle.writeAll(bytes))
+              })
+            })
       }
       const p = yield* Jsonl.make({ root }).pipe(Effect.provideService(FileSystem.FileSystem, flaky))
       const store = yield* storeOver(p)
       const s = yield* store.create({ id: "flaky" })
       yield* turn(s, "one")
       failing = true
-      const err = yield* Effect.flip(store.flush(s.id))
-      expect(err.code).toBe("IO")
+      const err = yield* Effect.flip(s.append({ type: "turn/start", data: { turn: 2, trigger: { kind: "message", source: { kind: "user" } } } }))
+      expect(err.code).toBe("PERSISTENCE_FAILED")
       expect(err.message).toContain("disk unplugged")
-      expect(yield* store.pending(s.id)).toBe(3)
-      // never logged as an event
-      expect((yield* s.events).length).toBe(3)
+      expect(err.file).toBe(p.locate(s.header)!.path)
+      expect((yield* Effect.flip(store.flush(s.id))).code).toBe("PERSISTENCE_FAILED")
+      expect(yield* store.pending(s.id)).toBe(1)
+      // the failure is never logged as an event
+      expect((yield* s.events).length).toBe(4)
       failing = false
       yield* store.flush(s.id)
       expect(yield* store.pending(s.id)).toBe(0)
-      const loaded = yield* (yield* Jsonl.make({ root }).pipe(Effect.provide(NodeFileSystem.layer))).load(s.id)
-      expect(loaded.events).toEqual(yield* s.events)
+      // a reader's snapshot (the turn is still open: its closers exist in the snapshot's memory only)
+      const snap = yield* (yield* Jsonl.make({ root }).pipe(Effect.provide(NodeFileSystem.layer))).snapshot(s.id)
+      expect(snap.events.slice(0, snap.events.length - snap.repaired.length)).toEqual(yield* s.events)
+      expect(snap.repaired.map((e) => e.type)).toEqual(["turn/end"])
     }))
 })
