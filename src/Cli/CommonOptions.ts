@@ -47,6 +47,9 @@ export const options = {
   yes: Options.boolean("yes").pipe(
     Options.withAlias("y"),
     Options.withDescription("approve mutating tools (write, edit, bash) without asking")
+  ),
+  verbose: Options.boolean("verbose").pipe(
+    Options.withDescription("detailed diagnostics on stderr (timestamps, annotations, full causes, debug lines)")
   )
 }
 
@@ -66,6 +69,7 @@ export interface Common {
   readonly cwd: Option.Option<string>
   readonly store: "jsonl" | "sqlite"
   readonly yes: boolean
+  readonly verbose: boolean
 }
 
 /**

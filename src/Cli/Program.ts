@@ -12,6 +12,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { identity } from "../Adapter/HttpEdge.js"
 import { CliError } from "./CliError.js"
@@ -19,6 +20,9 @@ import * as Chat from "./commands/Chat.js"
 import * as Run from "./commands/Run.js"
 import * as Sessions from "./commands/Sessions.js"
 import { ExitCode } from "./ExitCode.js"
+import * as Logger from "./Logger.js"
+import * as Output from "./Output.js"
+import * as Signals from "./Signals.js"
 
 const root = Command.make("harness").pipe(
   Command.withDescription("effect-harness: an Effect-native coding agent"),
@@ -35,28 +39,33 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
   if (Option.isSome(failure)) {
     const error = failure.value
     if (error instanceof CliError) {
-      if (error.message !== "") process.stderr.write(`${error.message.split("\n")[0]}\n`)
+      if (error.message !== "") Output.processSinks.stderr(`${error.message.split("\n")[0]}\n`)
       return error.exitCode
     }
     // @effect/cli has already printed the usage problem and help
     if (ValidationError.isValidationError(error)) return ExitCode.Usage
     const message = typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
-    process.stderr.write(`error: ${message.split("\n")[0]}\n`)
+    Output.processSinks.stderr(`error: ${message.split("\n")[0]}\n`)
     return ExitCode.Internal
   }
-  process.stderr.write(`internal error:\n${Cause.pretty(cause)}\n`)
+  Output.processSinks.stderr(`internal error:\n${Cause.pretty(cause)}\n`)
   return ExitCode.Internal
 }
 
-// `harness run ... | head` closes stdout early: stop quietly instead of crashing on EPIPE
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? ExitCode.Ok)
-    throw error
-  })
-}
+// a closed stdout cancels a running turn (see `Signals`); a closed stderr never crashes
+Signals.installStreamGuards()
 
-const fiber = Effect.runFork(cli(process.argv).pipe(Effect.provide(NodeContext.layer)))
+const fiber = Effect.runFork(cli(process.argv).pipe(Effect.provide(Layer.merge(NodeContext.layer, Logger.layer))))
+let settled = false
 fiber.addObserver((exit) => {
+  settled = true
   process.exitCode = exitCodeOf(exit)
+})
+// the event loop ran dry while the program still waits (e.g. for input that can never come):
+// a bug, reported as one, never a silent exit 0
+process.on("beforeExit", () => {
+  if (settled) return
+  settled = true
+  Output.processSinks.stderr("internal error: the program stopped while waiting for something that cannot happen\n")
+  process.exit(ExitCode.Internal)
 })
