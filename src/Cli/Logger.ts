@@ -114,7 +114,7 @@ export const format = (entry: {
       FiberId.threadName(entry.fiberId),
       parts.map(describe).join(" "),
       ...annotations
-    ].join(" ")
+    ].filter((part) => part !== "").join(" ")
     return Cause.isEmpty(entry.cause) ? head : `${head}\n${Cause.pretty(entry.cause)}`
   }
   if (LogLevel.lessThan(entry.logLevel, LogLevel.Info)) return undefined
