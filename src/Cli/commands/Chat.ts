@@ -172,18 +172,29 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
 
       let agent = yield* open(false)
       let cancelling = false
+      // a stop (SIGTERM, SIGHUP, closed stdout): cancel the running turn, settle, then leave
+      const stopTurn = (stop: Signals.Stop) =>
+        Effect.gen(function*() {
+          yield* Ref.set(stopped, stop)
+          yield* Signals.armHardExit
+          yield* agent.cancel(Signals.reason(stop))
+          yield* agent.whenIdle
+        })
       while (true) {
         const input = yield* Effect.raceFirst(Queue.take(interrupts), Queue.take(inputs))
         const status = yield* agent.status
         if (input._tag === "Eof") {
-          yield* agent.whenIdle
+          // end of input: the running turn may finish, unless the process is asked to stop
+          const during = yield* Effect.raceFirst(Effect.as(agent.whenIdle, undefined), Queue.take(interrupts))
+          if (during?._tag === "Stop") yield* stopTurn(during.stop)
+          else if (during !== undefined) {
+            yield* agent.cancel("cancelled by the user")
+            yield* agent.whenIdle
+          }
           break
         }
         if (input._tag === "Stop") {
-          yield* Ref.set(stopped, input.stop)
-          yield* Signals.armHardExit
-          yield* agent.cancel(Signals.reason(input.stop))
-          yield* agent.whenIdle
+          yield* stopTurn(input.stop)
           break
         }
         if (input._tag === "Interrupt") {
@@ -225,14 +236,13 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
             Effect.as(agent.whenIdle, undefined),
             Queue.take(interrupts)
           )
+          if (settled?._tag === "Stop") {
+            yield* stopTurn(settled.stop)
+            break
+          }
           if (settled !== undefined) {
-            if (settled._tag === "Stop") {
-              yield* Ref.set(stopped, settled.stop)
-              yield* Signals.armHardExit
-            }
-            yield* agent.cancel(settled._tag === "Stop" ? Signals.reason(settled.stop) : "cancelled by the user")
+            yield* agent.cancel("cancelled by the user")
             yield* agent.whenIdle
-            if (settled._tag === "Stop") break
           }
         }
       }

@@ -155,6 +155,29 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
   }
 
   it.scopedLive(
+    "[issue 10, DEC-1] chat: SIGTERM while a bash tool runs → exit 143, its process group gone, no lock, balanced log",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* Cli.tempDir("harness-e2e-home-")
+        const work = yield* Cli.tempDir("harness-e2e-ws-")
+        const script = bashScript(work, "echo $$ > tool.pid; sleep 300")
+        const child = yield* Cli.spawnCli(["chat", "--yes", "--script", script], { cwd: work, home, stdin: "run the tool\n" })
+        yield* waitForFile(join(work, "tool.pid"))
+        const pgid = Number(readFileSync(join(work, "tool.pid"), "utf8").trim())
+        yield* child.kill("SIGTERM")
+        const result = yield* child.result
+        expect(result.timedOut).toBe(false)
+        expect(result.code, result.stderr).toBe(143)
+        expect(yield* ProcessGroup.awaitGone(pgid, 5000)).toBe(true)
+        expect(lockFiles(home)).toEqual([])
+        const log = onlyLog(home)
+        expect(Cli.enclosureProblems(log.events)).toEqual([])
+        expect(log.events.at(-1)).toMatchObject({ type: "turn/end", data: { reason: { kind: "aborted", reason: "terminated (SIGTERM)" } } })
+      }),
+    TIMEOUT
+  )
+
+  it.scopedLive(
     "[issue 10] a second SIGTERM while the first one's shutdown waits for a stubborn tool exits at once; no tool survives; the log is repaired on resume",
     () =>
       Effect.gen(function*() {
