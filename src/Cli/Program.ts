@@ -6,11 +6,13 @@
  *
  * @since 0.1.0
  */
+import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -20,16 +22,18 @@ import * as Chat from "./commands/Chat.js"
 import * as Run from "./commands/Run.js"
 import * as Sessions from "./commands/Sessions.js"
 import { ExitCode } from "./ExitCode.js"
+import * as Help from "./Help.js"
 import * as Logger from "./Logger.js"
 import * as Output from "./Output.js"
 import * as Signals from "./Signals.js"
+import * as StrictArgs from "./StrictArgs.js"
 
 const root = Command.make("harness").pipe(
   Command.withDescription("effect-harness: an Effect-native coding agent"),
   Command.withSubcommands([Run.command, Chat.command, Sessions.command])
 )
 
-const cli = Command.run(root, { name: "harness", version: identity.version })
+const cli = Command.run(root, { name: "harness", version: identity.version, footer: Help.footer })
 
 const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
   if (Exit.isSuccess(exit)) return ExitCode.Ok
@@ -55,7 +59,18 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
 // a closed stdout cancels a running turn (see `Signals`); a closed stderr never crashes
 Signals.installStreamGuards()
 
-const fiber = Effect.runFork(cli(process.argv).pipe(Effect.provide(Layer.merge(NodeContext.layer, Logger.layer))))
+// unknown options and bad choices are usage errors naming the flag, before anything runs
+const strict = StrictArgs.check(StrictArgs.specOf(root), process.argv.slice(2))
+
+const program = Either.isLeft(strict)
+  ? Effect.fail(new CliError({ message: `error: ${strict.left}`, exitCode: ExitCode.Usage }))
+  : Effect.flatMap(Effect.console, (base) =>
+    cli(process.argv).pipe(
+      Effect.provide(CliConfig.layer({ showBuiltIns: false })),
+      Effect.withConsole(Help.console(base))
+    ))
+
+const fiber = Effect.runFork(program.pipe(Effect.provide(Layer.merge(NodeContext.layer, Logger.layer))))
 let settled = false
 fiber.addObserver((exit) => {
   settled = true

@@ -12,13 +12,18 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
+import { identity } from "../../Adapter/HttpEdge.js"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as Retry from "../../Llm/Retry.js"
 import * as Agent from "../../Loop/Agent.js"
+import * as ToolRegistry from "../../Loop/ToolRegistry.js"
+import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import { CliError } from "../CliError.js"
 import * as CommonOptions from "../CommonOptions.js"
@@ -28,6 +33,7 @@ import * as Logger from "../Logger.js"
 import * as Output from "../Output.js"
 import * as Persona from "../Persona.js"
 import * as ProviderChoice from "../ProviderChoice.js"
+import * as RunSummary from "../RunSummary.js"
 import * as SaveCheck from "../SaveCheck.js"
 import * as Signals from "../Signals.js"
 import * as Approval from "../tools/Approval.js"
@@ -67,6 +73,11 @@ export interface RunResult {
   readonly sessionId: string
   readonly reason: TurnEndReason | undefined
   readonly stop: Option.Option<Signals.Stop>
+  /** the turn's events folded for the `result` line */
+  readonly summary: RunSummary.Summary
+  readonly durationMs: number
+  /** the session could not be saved (exit 4) */
+  readonly saveFailure: CliError | undefined
 }
 
 /**
@@ -75,7 +86,8 @@ export interface RunResult {
  * SIGINT, SIGTERM, SIGHUP and a closed stdout cancel the turn by interruption (tool process groups
  * are killed, the turn ends `aborted` with the stop's reason); the session is then saved and
  * released with the scope. A second signal during that shutdown exits at once (`Signals`). Before
- * returning, unsaved events fail the run loudly (`SaveCheck`, exit 4).
+ * returning, unsaved events are flushed once more; a failure is returned as `saveFailure` (exit 4).
+ * In `--json` mode the first line on stdout is the `{"type":"init", …}` line (`docs/cli-json.md`).
  *
  * @since 0.1.0
  * @category handlers
@@ -89,7 +101,9 @@ export const runOnce = (options: {
   readonly sinks?: Output.Sinks
 }): Effect.Effect<RunResult, CliError, HarnessLayer.Services> => {
   const printer = Output.make(options.json ? "json" : "text", options.sinks)
+  const sinks = options.sinks ?? Output.processSinks
   return Effect.scoped(Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
     const stops = yield* Signals.listen()
     const session = yield* CommonOptions.sessionChoice(options.common, options.cwd)
     const agent = yield* Agent.make({
@@ -101,12 +115,25 @@ export const runOnce = (options: {
     }).pipe(Effect.mapError((e) =>
       e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
     ))
-    const lastEnd = yield* Ref.make<TurnEndReason | undefined>(undefined)
-    // one observer per append on the hot path: print, and remember how the turn ended
+    if (options.json) {
+      const runtime = yield* ToolRuntime.ToolRuntime
+      const tools = yield* ToolRegistry.view({ global: runtime.globals }).tools()
+      sinks.stdout(`${
+        JSON.stringify({
+          type: "init",
+          session_id: agent.id,
+          cwd: options.cwd,
+          provider: HarnessLayer.routeOf(options.choice),
+          model: options.choice.model,
+          tools: tools.map((t) => t.name),
+          version: identity.version
+        })
+      }\n`)
+    }
+    const summary = yield* Ref.make(RunSummary.empty)
+    // one observer per append on the hot path: print, and fold the run's summary
     yield* agent.session.observe((event) =>
-      event.type === "turn/end"
-        ? Effect.zipRight(printer.observe(event), Ref.set(lastEnd, event.data.reason))
-        : printer.observe(event)
+      Effect.zipRight(printer.observe(event), Ref.update(summary, (s) => RunSummary.step(s, event)))
     )
     yield* agent.send([ContentBlock.text(options.prompt)]).pipe(
       Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage }))
@@ -118,8 +145,16 @@ export const runOnce = (options: {
       Effect.flatMap((stop) => agent.cancel(Signals.reason(stop)))
     )
     yield* Effect.raceFirst(agent.whenIdle, Effect.zipRight(cancelOnStop, Effect.never))
-    yield* SaveCheck.ensureSaved(agent.id)
-    return { sessionId: agent.id, reason: yield* Ref.get(lastEnd), stop: yield* Ref.get(firstStop) }
+    const saved = yield* Effect.either(SaveCheck.ensureSaved(agent.id))
+    const folded = yield* Ref.get(summary)
+    return {
+      sessionId: agent.id,
+      reason: folded.reason,
+      stop: yield* Ref.get(firstStop),
+      summary: folded,
+      durationMs: (yield* Clock.currentTimeMillis) - started,
+      saveFailure: Either.isLeft(saved) ? saved.left : undefined
+    }
   })).pipe(Effect.provideService(Retry.Notices, printer.retry))
 }
 
@@ -155,9 +190,10 @@ export const command = Command.make(
     Effect.gen(function*() {
       const cwd = CommonOptions.cwdOf(args)
       const choice = yield* ProviderChoice.resolve(args)
-      yield* announce(choice)
       const prompt = args.prompt === "-" ? yield* readStdin : args.prompt
-      if (prompt.trim() === "") return yield* new CliError({ message: "empty prompt", exitCode: ExitCode.Usage })
+      if (prompt.trim() === "") return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
+      // after every usage check: the banner never precedes a usage error
+      yield* announce(choice)
       const interactive = process.stdin.isTTY === true && args.prompt !== "-"
       const approval = Approval.modeFor({ yes: args.yes, interactive })
       const setup: HarnessLayer.Setup = {
@@ -170,6 +206,13 @@ export const command = Command.make(
       const result = yield* runOnce({ common: args, choice, cwd, prompt, json: args.json }).pipe(
         Effect.provide(HarnessLayer.layer(setup))
       )
+      if (args.json) {
+        const line = RunSummary.resultLine({ ...result, saveError: result.saveFailure?.message })
+        Output.processSinks.stdout(`${JSON.stringify(line)}\n`)
+      } else if (result.saveFailure === undefined) {
+        Output.processSinks.stderr(`resume with: harness run --resume ${result.sessionId}\n`)
+      }
+      if (result.saveFailure !== undefined) return yield* result.saveFailure
       const outcome = report(result)
       if (outcome.line !== undefined) Output.processSinks.stderr(`${outcome.line}\n`)
       if (outcome.exitCode !== ExitCode.Ok) return yield* new CliError({ message: "", exitCode: outcome.exitCode })
