@@ -4,7 +4,8 @@
  * for a wrong shape or an unknown key) instead of the decoder's schema dump.
  *
  * Decisions (DEC-10): of several problems the deepest one is shown (a union reports one problem
- * per alternative; the deepest is the one the author meant), with a count of the others.
+ * per alternative; the deepest is the one the author meant), preferring a wrong value over an
+ * unknown key over a missing key at the same depth, with a count of the others.
  *
  * @since 0.1.0
  */
@@ -45,6 +46,31 @@ const flat = (text: string, max = 160): string => {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one
 }
 
+// whether `prefix` is valid JSON so far (complete, or cut off at its end)
+const validSoFar = (prefix: string): boolean => {
+  try {
+    JSON.parse(prefix)
+    return true
+  } catch (e) {
+    const message = e instanceof Error ? e.message : ""
+    const at = /position (\d+)/.exec(message)
+    return /end of JSON input/.test(message) || (at !== null && Number(at[1]) >= prefix.length)
+  }
+}
+
+// where JSON.parse fails when its message gives no position: the shortest failing prefix
+// (validity of prefixes is monotonic), found by bisection
+const errorPosition = (json: string): number => {
+  let lo = 0
+  let hi = json.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (validSoFar(json.slice(0, mid + 1))) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
 /**
  * The one-line description of what is wrong with the script text `json` of `file`, or
  * `undefined` when it decodes.
@@ -59,13 +85,16 @@ export const describe = (file: string, json: string): string | undefined => {
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e)
     const position = /position (\d+)/.exec(message)
-    const place = position === null ? "" : ` at ${lineColumn(json, Number(position[1]))}`
-    return `error: invalid script ${file}: malformed JSON${place}: ${flat(message.replace(/ in JSON at position \d+.*$/, ""))}`
+    const place = ` at ${lineColumn(json, position === null ? errorPosition(json) : Number(position[1]))}`
+    return `error: invalid script ${file}: malformed JSON${place}: ${flat(message.replace(/ in JSON at position \d+.*$/s, "").replace(/, (\.\.\.)?".*" is not valid JSON$/s, ""))}`
   }
   const decoded = decode(value)
   if (Either.isRight(decoded)) return undefined
   const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
-  const deepest = issues.reduce((a, b) => (b.path.length > a.path.length ? b : a), issues[0]!)
+  // deepest first; at the same depth a wrong value, then an unknown key, then a missing key
+  const rank = (i: ParseResult.ArrayFormatterIssue) =>
+    i.path.length * 3 + (i._tag === "Missing" ? 0 : i._tag === "Unexpected" ? 1 : 2)
+  const deepest = issues.reduce((a, b) => (rank(b) > rank(a) ? b : a), issues[0]!)
   const others = issues.length - 1
   const message = deepest._tag === "Unexpected" ? "unknown key (not allowed here)" : flat(deepest.message)
   return `error: invalid script ${file}: ${pathText(deepest.path)}: ${message}${
