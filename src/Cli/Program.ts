@@ -4,6 +4,11 @@
  * codes (`ExitCode`): an expected failure prints one line on stderr, never a stack trace; only a
  * defect prints its cause. Loaded lazily by `main.ts`; importing this module runs the program.
  *
+ * Before parsing, `StrictArgs` rejects unknown options and bad choices (one line, exit 2). Effect's
+ * logger is replaced by the stderr `Logger` (stdout carries only answers and JSON Lines, DEC-12);
+ * help and `@effect/cli` errors print through `Help.console` (plain unless colour is on), with
+ * `Help.footer` and without the built-in `--wizard`. `Signals` guards the standard streams.
+ *
  * @since 0.1.0
  */
 import * as CliConfig from "@effect/cli/CliConfig"
