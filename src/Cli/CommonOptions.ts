@@ -65,6 +65,9 @@ export const options = {
   ),
   allowNetwork: Options.boolean("allow-network").pipe(
     Options.withDescription("let sandboxed bash commands use the network")
+  ),
+  verbose: Options.boolean("verbose").pipe(
+    Options.withDescription("detailed diagnostics on stderr (timestamps, annotations, full causes, debug lines)")
   )
 }
 
@@ -89,6 +92,7 @@ export interface Common {
   readonly mcpConfig?: ReadonlyArray<string>
   readonly noSandbox?: boolean
   readonly allowNetwork?: boolean
+  readonly verbose: boolean
 }
 
 /**

@@ -29,6 +29,7 @@ import * as DemoModel from "./DemoModel.js"
 import * as McpCli from "./commands/Mcp.js"
 import { ExitCode } from "./ExitCode.js"
 import type * as ProviderChoice from "./ProviderChoice.js"
+import * as ScriptErrors from "./ScriptErrors.js"
 import * as Approval from "./tools/Approval.js"
 import * as BuiltinTools from "./tools/index.js"
 import type * as Sandbox from "./tools/internal/Sandbox.js"
@@ -69,6 +70,7 @@ export type Services =
   | Agent.AgentFactory
   | SessionStore.SessionStore
   | Llm.Llm
+  | ToolRuntime.ToolRuntime
   | NodeContext.NodeContext
 
 const usage = (message: string) => new CliError({ message, exitCode: ExitCode.Usage })
@@ -85,8 +87,11 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
             ...(setup.demoChunkDelay === undefined ? {} : { chunkDelay: setup.demoChunkDelay })
           })).adapter
         }
-        const loaded = yield* Scripted.load(choice.scriptFile).pipe(
-          Effect.mapError((e) => usage(e._tag === "ScriptError" ? e.message : `cannot read script ${choice.scriptFile}: ${e.message}`))
+        const file = choice.scriptFile
+        const loaded = yield* Scripted.load(file).pipe(
+          Effect.catchTag("ScriptError", (e) =>
+            Effect.flatMap(ScriptErrors.fromFile(file), (line) => Effect.fail(usage(line ?? e.message)))),
+          Effect.mapError((e) => e._tag === "CliError" ? e : usage(`cannot read script ${file}: ${e.message}`))
         )
         return (yield* Scripted.make(loaded.script, { ...loaded.options, provider: DemoModel.provider })).adapter
       }

@@ -5,15 +5,20 @@
  *   deltas); tool activity (`→ tool(args)`, `✓`/`✗` results) and one usage line per turn (tokens
  *   including cache reads) go to stderr, so stdout carries only the answer. The turn's outcome
  *   line (error, cancelled, …) is NOT printed here: the command prints it once from `TurnOutcome`.
- * - `json` mode: every session event as one JSON line on stdout as it is appended; stdout carries
- *   nothing else (for scripts and other programs).
+ * - `json` mode: every session event as one JSON line on stdout as it is appended, plus a
+ *   `{"type":"notice/retry", attempt, delayMs, code, message}` line when a model request is retried;
+ *   stdout carries nothing else (for scripts and other programs). Diagnostics (the retry's warning
+ *   included) go to stderr through the logger.
+ * - Once stdout is closed (EPIPE), nothing more is written to it (`Signals.stdoutOpen`).
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type * as Message from "../Llm/Message.js"
 import * as ModelCatalog from "../Llm/ModelCatalog.js"
+import type * as Retry from "../Llm/Retry.js"
 import type { SessionEvent } from "../Session/SessionEvent.js"
+import * as Signals from "./Signals.js"
 import * as Transcript from "./Transcript.js"
 
 /**
@@ -34,8 +39,12 @@ export interface Sinks {
  * @category constants
  */
 export const processSinks: Sinks = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text)
+  stdout: (text) => {
+    if (Signals.stdoutOpen()) process.stdout.write(text)
+  },
+  stderr: (text) => {
+    if (Signals.stderrOpen()) process.stderr.write(text)
+  }
 }
 
 const addUsage = (a: Message.TokenUsage | undefined, b: Message.TokenUsage): Message.TokenUsage => {
@@ -66,7 +75,25 @@ const firstLine = (text: string, max = 120): string => {
  */
 export interface Printer {
   readonly observe: (event: SessionEvent) => Effect.Effect<void>
+  /** reports a model-request retry (a JSON line in `json` mode; the logger covers stderr) */
+  readonly retry: (notice: Retry.RetryNotice) => Effect.Effect<void>
 }
+
+/**
+ * The `notice/retry` JSON line of a retry (without the newline).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const retryLine = (notice: Retry.RetryNotice): string =>
+  JSON.stringify({
+    type: "notice/retry",
+    ...(notice.provider === undefined ? {} : { provider: notice.provider }),
+    attempt: notice.attempt,
+    delayMs: notice.delayMs,
+    code: notice.code,
+    message: notice.message
+  })
 
 /**
  * Creates a printer for a mode.
@@ -80,7 +107,10 @@ export const make = (
   model?: ModelCatalog.ModelFacts
 ): Printer => {
   if (mode === "json") {
-    return { observe: (event) => Effect.sync(() => sinks.stdout(`${JSON.stringify(event)}\n`)) }
+    return {
+      observe: (event) => Effect.sync(() => sinks.stdout(`${JSON.stringify(event)}\n`)),
+      retry: (notice) => Effect.sync(() => sinks.stdout(`${retryLine(notice)}\n`))
+    }
   }
   let usage: Message.TokenUsage | undefined
   let atLineStart = true
@@ -98,6 +128,7 @@ export const make = (
     if (!atLineStart) out("\n")
   }
   return {
+    retry: () => Effect.void,
     observe: (event) =>
       Effect.sync(() => {
         switch (event.type) {

@@ -4,16 +4,22 @@
  * codes (`ExitCode`): an expected failure prints one line on stderr, never a stack trace; only a
  * defect prints its cause. Loaded lazily by `main.ts`; importing this module runs the program.
  *
+ * Before parsing, `StrictArgs` rejects unknown options and bad choices (one line, exit 2). Effect's
+ * logger is replaced by the stderr `Logger` (stdout carries only answers and JSON Lines, DEC-12);
+ * help and `@effect/cli` errors print through `Help.console` (plain unless colour is on), with
+ * `Help.footer` and without the built-in `--wizard`. `Signals` guards the standard streams.
+ *
  * @since 0.1.0
  */
+import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import { identity } from "../Adapter/HttpEdge.js"
 import * as TelemetryConfig from "../Telemetry/Config.js"
@@ -23,13 +29,18 @@ import * as Mcp from "./commands/Mcp.js"
 import * as Run from "./commands/Run.js"
 import * as Sessions from "./commands/Sessions.js"
 import { ExitCode } from "./ExitCode.js"
+import * as Help from "./Help.js"
+import * as Logger from "./Logger.js"
+import * as Output from "./Output.js"
+import * as Signals from "./Signals.js"
+import * as StrictArgs from "./StrictArgs.js"
 
 const root = Command.make("harness").pipe(
   Command.withDescription("effect-harness: an Effect-native coding agent"),
   Command.withSubcommands([Run.command, Chat.command, Sessions.command, Mcp.command])
 )
 
-const cli = Command.run(root, { name: "harness", version: identity.version })
+const cli = Command.run(root, { name: "harness", version: identity.version, footer: Help.footer })
 
 const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
   if (Exit.isSuccess(exit)) return ExitCode.Ok
@@ -39,36 +50,50 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
   if (Option.isSome(failure)) {
     const error = failure.value
     if (error instanceof CliError) {
-      if (error.message !== "") process.stderr.write(`${error.message.split("\n")[0]}\n`)
+      if (error.message !== "") Output.processSinks.stderr(`${error.message.split("\n")[0]}\n`)
       return error.exitCode
     }
     // @effect/cli has already printed the usage problem and help
     if (ValidationError.isValidationError(error)) return ExitCode.Usage
     const message = typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
-    process.stderr.write(`error: ${message.split("\n")[0]}\n`)
+    Output.processSinks.stderr(`error: ${message.split("\n")[0]}\n`)
     return ExitCode.Internal
   }
-  process.stderr.write(`internal error:\n${Cause.pretty(cause)}\n`)
+  Output.processSinks.stderr(`internal error:\n${Cause.pretty(cause)}\n`)
   return ExitCode.Internal
 }
 
-// `harness run ... | head` closes stdout early: stop quietly instead of crashing on EPIPE
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? ExitCode.Ok)
-    throw error
-  })
-}
+// a closed stdout cancels a running turn (see `Signals`); a closed stderr never crashes
+Signals.installStreamGuards()
+
+// unknown options and bad choices are usage errors naming the flag, before anything runs
+const strict = StrictArgs.check(StrictArgs.specOf(root), process.argv.slice(2))
+
+const program = Either.isLeft(strict)
+  ? Effect.fail(new CliError({ message: `error: ${strict.left}`, exitCode: ExitCode.Usage }))
+  : Effect.flatMap(Effect.console, (base) =>
+    cli(process.argv).pipe(
+      Effect.provide(CliConfig.layer({ showBuiltIns: false })),
+      Effect.withConsole(Help.console(base))
+    ))
 
 // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set (the exporter is not even loaded otherwise)
-// diagnostics (e.g. retry warnings) go to stderr: stdout carries the answer or JSON Lines only (DEC-12)
-const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
 const fiber = Effect.runFork(
-  cli(process.argv).pipe(
+  program.pipe(
     Effect.provide(TelemetryConfig.layerFromEnv(process.env)),
-    Effect.provide(Layer.merge(NodeContext.layer, stderrLogger))
+    Effect.provide(Layer.merge(NodeContext.layer, Logger.layer))
   )
 )
+let settled = false
 fiber.addObserver((exit) => {
+  settled = true
   process.exitCode = exitCodeOf(exit)
+})
+// the event loop ran dry while the program still waits (e.g. for input that can never come):
+// a bug, reported as one, never a silent exit 0
+process.on("beforeExit", () => {
+  if (settled) return
+  settled = true
+  Output.processSinks.stderr("internal error: the program stopped while waiting for something that cannot happen\n")
+  process.exit(ExitCode.Internal)
 })

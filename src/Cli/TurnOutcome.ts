@@ -36,7 +36,20 @@ export const isProviderCode = (code: string): boolean =>
   (/^[A-Z][A-Z0-9_]*$/.test(code) && !harnessPrefixes.some((prefix) => code.startsWith(prefix)))
 
 // codes the loop, session and tools produce themselves (never a provider's in-band finish reason)
-const harnessPrefixes = ["COMPACTION_", "INVALID_", "SESSION_", "TOOL_", "UNKNOWN_TOOL", "HOOK", "SYSTEM_PROMPT", "INVARIANT", "OPEN_TURN", "REENTRANT"]
+const harnessPrefixes = [
+  "COMPACTION_",
+  "INVALID_",
+  "SESSION_",
+  "TOOL_",
+  "UNKNOWN_TOOL",
+  "HOOK",
+  "SYSTEM_PROMPT",
+  "INVARIANT",
+  "OPEN_TURN",
+  "REENTRANT",
+  "PERSISTENCE_",
+  "APPROVAL_"
+]
 
 /**
  * The report of a turn end: the exit code and the line for stderr (`undefined` when all is well).
@@ -66,6 +79,9 @@ export const outcome = (reason: TurnEndReason | undefined): { readonly exitCode:
       }
     case "error": {
       const code = reason.code
+      if (code === "PERSISTENCE_FAILED") {
+        return { exitCode: ExitCode.Session, line: `error: the session could not be saved: ${reason.message}` }
+      }
       if (code !== undefined && isProviderCode(code)) {
         return { exitCode: ExitCode.Provider, line: `error: provider error ${code}: ${reason.message}` }
       }

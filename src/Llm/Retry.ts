@@ -144,6 +144,32 @@ export class Policy extends Context.Reference<Policy>()("effect-harness/Llm/Retr
 }) {}
 
 /**
+ * One retry about to happen: the failed attempt (1-based), the delay before the next one, and the
+ * failure's canonical code and message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RetryNotice {
+  readonly provider?: string
+  readonly attempt: number
+  readonly delayMs: number
+  readonly code: string
+  readonly message: string
+}
+
+/**
+ * Observer of retries (e.g. the CLI reports them to a `--json` consumer); called before the
+ * backoff sleep, next to the warning log. Defaults to doing nothing.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Notices extends Context.Reference<Notices>()("effect-harness/Llm/Retry/Notices", {
+  defaultValue: (): (notice: RetryNotice) => Effect.Effect<void> => () => Effect.void
+}) {}
+
+/**
  * A Layer overriding the policy (unset knobs keep their defaults).
  *
  * @since 0.1.0
@@ -284,6 +310,14 @@ export const retrying = <A>(
                   ...(options.provider === undefined ? {} : { provider: options.provider })
                 })
               )
+              const notify = yield* Notices
+              yield* notify({
+                ...(options.provider === undefined ? {} : { provider: options.provider }),
+                attempt: n,
+                delayMs: Duration.toMillis(decision.delay),
+                code: error.code,
+                message: error.message
+              })
               yield* Effect.sleep(decision.delay)
               return run(n + 1)
             }))

@@ -27,4 +27,12 @@ describe("TurnOutcome", () => {
       line: "error: hook failed"
     })
   })
+
+  it("[issue 10, DEC-11] a turn that could not be saved exits 4 (session error), never 0 or 5", () => {
+    expect(
+      TurnOutcome.outcome({ kind: "error", step: 1, message: "write /s/x.jsonl: ENOSPC", code: "PERSISTENCE_FAILED" })
+    ).toEqual({ exitCode: 4, line: "error: the session could not be saved: write /s/x.jsonl: ENOSPC" })
+    expect(TurnOutcome.isProviderCode("PERSISTENCE_FAILED")).toBe(false)
+    expect(TurnOutcome.isProviderCode("APPROVAL_FAILED")).toBe(false)
+  })
 })

@@ -5,7 +5,10 @@
  * - Enter while a turn is running STEERS it (the line joins the running turn as steering); Enter
  *   while idle sends a new prompt.
  * - Ctrl-C cancels the running turn; Ctrl-C while idle (or a second Ctrl-C while the cancellation
- *   settles) exits. End of input (Ctrl-D) waits for the running turn, then exits.
+ *   settles) exits. End of input (Ctrl-D) waits for the running turn, then exits; an approval
+ *   question open at that moment (and any later one) denies its call ("no answer: input closed").
+ * - SIGTERM, SIGHUP and a closed stdout cancel the running turn, save the session and exit 143 /
+ *   129 / 141; a second signal meanwhile exits at once. A session that cannot be saved exits 4.
  * - Slash commands (while idle): `/help`, `/new` (a fresh session), `/sessions` (stored sessions
  *   of every directory, most recent first), `/exit`.
  * - Mutating tools ask for approval on the terminal unless `--yes`; without a terminal they are
@@ -31,9 +34,12 @@ import { CliError } from "../CliError.js"
 import * as CommonOptions from "../CommonOptions.js"
 import { ExitCode } from "../ExitCode.js"
 import * as HarnessLayer from "../HarnessLayer.js"
+import * as Logger from "../Logger.js"
 import * as Output from "../Output.js"
 import * as Persona from "../Persona.js"
 import * as ProviderChoice from "../ProviderChoice.js"
+import * as SaveCheck from "../SaveCheck.js"
+import * as Signals from "../Signals.js"
 import * as Approval from "../tools/Approval.js"
 import * as TurnOutcome from "../TurnOutcome.js"
 import * as Run from "./Run.js"
@@ -41,6 +47,7 @@ import * as Run from "./Run.js"
 type Input =
   | { readonly _tag: "Line"; readonly text: string }
   | { readonly _tag: "Interrupt" }
+  | { readonly _tag: "Stop"; readonly stop: Signals.Stop }
   | { readonly _tag: "Eof" }
 
 const interrupt: Input = { _tag: "Interrupt" }
@@ -55,7 +62,7 @@ const help = [
   "/exit     quit"
 ].join("\n")
 
-const err = (text: string) => Effect.sync(() => process.stderr.write(text))
+const err = (text: string) => Effect.sync(() => Output.processSinks.stderr(text))
 
 /**
  * The `chat` command.
@@ -73,6 +80,8 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
     const interrupts = yield* Queue.unbounded<Input>()
     // an approval question pending on the terminal takes the next line as its answer
     let answer: ((line: string | undefined) => void) | undefined
+    // once the input ended, approval questions are answered "no answer" at once
+    let inputClosed = false
     yield* Effect.acquireRelease(
       Effect.sync(() => {
         const rl = NodeReadline.createInterface({ input: process.stdin, output: process.stderr, terminal: interactive })
@@ -85,6 +94,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         })
         rl.on("SIGINT", () => Queue.unsafeOffer(interrupts, interrupt))
         rl.on("close", () => {
+          inputClosed = true
           answer?.(undefined)
           Queue.unsafeOffer(inputs, { _tag: "Eof" })
         })
@@ -100,7 +110,8 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
     )
     const prompt: Approval.Prompt = (question) =>
       Effect.async<boolean | undefined>((resume) => {
-        process.stderr.write(`${question} [y/N] `)
+        if (inputClosed) return resume(Effect.succeed(undefined))
+        Output.processSinks.stderr(`${question} [y/N] `)
         answer = (line) => resume(Effect.succeed(line === undefined ? undefined : /^\s*y(es)?\s*$/i.test(line)))
         return Effect.sync(() => {
           answer = undefined
@@ -116,6 +127,14 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
       mcpConfig: args.mcpConfig,
       sandbox: CommonOptions.sandboxOf(args)
     }
+    // SIGTERM, SIGHUP and a closed stdout end the chat like Ctrl-C ends a turn, then exit
+    const stops = yield* Signals.listen(["SIGTERM", "SIGHUP"])
+    yield* Queue.take(stops).pipe(
+      Effect.flatMap((stop) => Queue.offer(interrupts, { _tag: "Stop", stop })),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    const stopped = yield* Ref.make<Signals.Stop | undefined>(undefined)
 
     const program = Effect.gen(function*() {
       const printer = Output.make("text", undefined, CommonOptions.modelFacts(args, HarnessLayer.routeOf(choice), choice.model))
@@ -163,11 +182,29 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
 
       let agent = yield* open(false)
       let cancelling = false
+      // a stop (SIGTERM, SIGHUP, closed stdout): cancel the running turn, settle, then leave
+      const stopTurn = (stop: Signals.Stop) =>
+        Effect.gen(function*() {
+          yield* Ref.set(stopped, stop)
+          yield* Signals.armHardExit
+          yield* agent.cancel(Signals.reason(stop))
+          yield* agent.whenIdle
+        })
       while (true) {
         const input = yield* Effect.raceFirst(Queue.take(interrupts), Queue.take(inputs))
         const status = yield* agent.status
         if (input._tag === "Eof") {
-          yield* agent.whenIdle
+          // end of input: the running turn may finish, unless the process is asked to stop
+          const during = yield* Effect.raceFirst(Effect.as(agent.whenIdle, undefined), Queue.take(interrupts))
+          if (during?._tag === "Stop") yield* stopTurn(during.stop)
+          else if (during !== undefined) {
+            yield* agent.cancel("cancelled by the user")
+            yield* agent.whenIdle
+          }
+          break
+        }
+        if (input._tag === "Stop") {
+          yield* stopTurn(input.stop)
           break
         }
         if (input._tag === "Interrupt") {
@@ -188,6 +225,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
           if (name === "/exit" || name === "/quit") break
           if (name === "/help") yield* err(`${help}\n› `)
           else if (name === "/new") {
+            yield* SaveCheck.ensureSaved(agent.id)
             yield* close
             agent = yield* open(true)
           } else if (name === "/compact") {
@@ -211,15 +249,22 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         if (!interactive) {
           // script mode: the next line waits for this turn; Ctrl-C still cancels it
           const settled = yield* Effect.raceFirst(
-            Effect.as(agent.whenIdle, true),
-            Effect.as(Queue.take(interrupts), false)
+            Effect.as(agent.whenIdle, undefined),
+            Queue.take(interrupts)
           )
-          if (!settled) {
+          if (settled?._tag === "Stop") {
+            yield* stopTurn(settled.stop)
+            break
+          }
+          if (settled !== undefined) {
             yield* agent.cancel("cancelled by the user")
             yield* agent.whenIdle
           }
         }
       }
+      yield* SaveCheck.ensureSaved(agent.id)
     })
     yield* program.pipe(Effect.provide(HarnessLayer.layer(setup)))
-  }))).pipe(Command.withDescription("interactive agent session"))
+    const stop = yield* Ref.get(stopped)
+    if (stop !== undefined) return yield* new CliError({ message: "", exitCode: Signals.exitCode(stop) })
+  }).pipe(Logger.verbose(args.verbose)))).pipe(Command.withDescription("interactive agent session"))

@@ -2,28 +2,39 @@
  * `harness run [options] <prompt>`: one turn to completion. The prompt `-` reads stdin.
  *
  * Text mode streams the assistant's text to stdout and tool activity plus a final usage line to
- * stderr; `--json` writes every session event as one JSON line on stdout instead. Ctrl-C cancels
- * the turn (the log stays balanced: `turn/end aborted`) and exits 130; a second Ctrl-C while the
- * cancellation settles disposes the agent.
+ * stderr; `--json` writes every session event (and retry notices) as one JSON line on stdout
+ * instead. Ctrl-C, SIGTERM, SIGHUP and a closed stdout cancel the turn (the log stays balanced:
+ * `turn/end aborted`), save the session, release its lock and exit 130 / 143 / 129 / 141; a second
+ * signal while the cancellation settles exits at once. A session that could not be saved exits 4.
  *
  * @since 0.1.0
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
+import { identity } from "../../Adapter/HttpEdge.js"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
+import * as Retry from "../../Llm/Retry.js"
 import * as Agent from "../../Loop/Agent.js"
+import * as ToolRegistry from "../../Loop/ToolRegistry.js"
+import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import { CliError } from "../CliError.js"
 import * as CommonOptions from "../CommonOptions.js"
 import { ExitCode } from "../ExitCode.js"
 import * as HarnessLayer from "../HarnessLayer.js"
+import * as Logger from "../Logger.js"
 import * as Output from "../Output.js"
 import * as Persona from "../Persona.js"
 import * as ProviderChoice from "../ProviderChoice.js"
+import * as RunSummary from "../RunSummary.js"
+import * as SaveCheck from "../SaveCheck.js"
 import * as Signals from "../Signals.js"
 import * as Approval from "../tools/Approval.js"
 import * as TurnOutcome from "../TurnOutcome.js"
@@ -53,7 +64,30 @@ export const announce = (choice: ProviderChoice.Choice): Effect.Effect<void> =>
   })
 
 /**
- * Runs one prompt as one turn over the agent built from `setup`; returns the turn's end reason.
+ * How a `run` ended: the turn's end reason and the first stop request (signal or closed stdout).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunResult {
+  readonly sessionId: string
+  readonly reason: TurnEndReason | undefined
+  readonly stop: Option.Option<Signals.Stop>
+  /** the turn's events folded for the `result` line */
+  readonly summary: RunSummary.Summary
+  readonly durationMs: number
+  /** the session could not be saved (exit 4) */
+  readonly saveFailure: CliError | undefined
+}
+
+/**
+ * Runs one prompt as one turn over the agent built from `setup`.
+ *
+ * SIGINT, SIGTERM, SIGHUP and a closed stdout cancel the turn by interruption (tool process groups
+ * are killed, the turn ends `aborted` with the stop's reason); the session is then saved and
+ * released with the scope. A second signal during that shutdown exits at once (`Signals`). Before
+ * returning, unsaved events are flushed once more; a failure is returned as `saveFailure` (exit 4).
+ * In `--json` mode the first line on stdout is the `{"type":"init", …}` line (`docs/cli-json.md`).
  *
  * @since 0.1.0
  * @category handlers
@@ -65,8 +99,16 @@ export const runOnce = (options: {
   readonly prompt: string
   readonly json: boolean
   readonly sinks?: Output.Sinks
-}): Effect.Effect<TurnEndReason | undefined, CliError, HarnessLayer.Services> =>
-  Effect.scoped(Effect.gen(function*() {
+}): Effect.Effect<RunResult, CliError, HarnessLayer.Services> => {
+  const printer = Output.make(
+    options.json ? "json" : "text",
+    options.sinks,
+    CommonOptions.modelFacts(options.common, HarnessLayer.routeOf(options.choice), options.choice.model)
+  )
+  const sinks = options.sinks ?? Output.processSinks
+  return Effect.scoped(Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    const stops = yield* Signals.listen()
     const session = yield* CommonOptions.sessionChoice(options.common, options.cwd)
     const agent = yield* Agent.make({
       provider: HarnessLayer.routeOf(options.choice),
@@ -78,30 +120,63 @@ export const runOnce = (options: {
     }).pipe(Effect.mapError((e) =>
       e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
     ))
-    const printer = Output.make(
-      options.json ? "json" : "text",
-      options.sinks,
-      CommonOptions.modelFacts(options.common, HarnessLayer.routeOf(options.choice), options.choice.model)
-    )
-    const lastEnd = yield* Ref.make<TurnEndReason | undefined>(undefined)
-    // one observer per append on the hot path: print, and remember how the turn ended
+    if (options.json) {
+      const runtime = yield* ToolRuntime.ToolRuntime
+      const tools = yield* ToolRegistry.view({ global: runtime.globals }).tools()
+      sinks.stdout(`${
+        JSON.stringify({
+          type: "init",
+          session_id: agent.id,
+          cwd: options.cwd,
+          provider: HarnessLayer.routeOf(options.choice),
+          model: options.choice.model,
+          tools: tools.map((t) => t.name),
+          version: identity.version
+        })
+      }\n`)
+    }
+    const summary = yield* Ref.make(RunSummary.empty)
+    // one observer per append on the hot path: print, and fold the run's summary
     yield* agent.session.observe((event) =>
-      event.type === "turn/end"
-        ? Effect.zipRight(printer.observe(event), Ref.set(lastEnd, event.data.reason))
-        : printer.observe(event)
+      Effect.zipRight(printer.observe(event), Ref.update(summary, (s) => RunSummary.step(s, event)))
     )
-    const interrupts = yield* Signals.interrupts
     yield* agent.send([ContentBlock.text(options.prompt)]).pipe(
       Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage }))
     )
-    const cancelOnInterrupt = Queue.take(interrupts).pipe(
-      Effect.zipRight(agent.cancel("interrupted by the user (SIGINT)")),
-      Effect.zipRight(Queue.take(interrupts)),
-      Effect.zipRight(agent.dispose)
+    const firstStop = yield* Ref.make(Option.none<Signals.Stop>())
+    const cancelOnStop = Queue.take(stops).pipe(
+      Effect.tap((stop) => Ref.set(firstStop, Option.some(stop))),
+      Effect.zipLeft(Signals.armHardExit),
+      Effect.flatMap((stop) => agent.cancel(Signals.reason(stop)))
     )
-    yield* Effect.raceFirst(agent.whenIdle, Effect.zipRight(cancelOnInterrupt, Effect.never))
-    return yield* Ref.get(lastEnd)
-  }))
+    yield* Effect.raceFirst(agent.whenIdle, Effect.zipRight(cancelOnStop, Effect.never))
+    const saved = yield* Effect.either(SaveCheck.ensureSaved(agent.id))
+    const folded = yield* Ref.get(summary)
+    return {
+      sessionId: agent.id,
+      reason: folded.reason,
+      stop: yield* Ref.get(firstStop),
+      summary: folded,
+      durationMs: (yield* Clock.currentTimeMillis) - started,
+      saveFailure: Either.isLeft(saved) ? saved.left : undefined
+    }
+  })).pipe(Effect.provideService(Retry.Notices, printer.retry))
+}
+
+/**
+ * The report of a run: the exit code and the line for stderr. A stop decides the exit code
+ * (`Signals.exitCode`) even when the turn finished before the cancellation took effect.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const report = (result: Pick<RunResult, "reason" | "stop">): { readonly exitCode: ExitCode; readonly line?: string } => {
+  const turn = TurnOutcome.outcome(result.reason)
+  if (Option.isNone(result.stop) || turn.exitCode === ExitCode.Session) return turn
+  const stop = result.stop.value
+  const line = turn.line ?? `stopped: ${Signals.reason(stop)}`
+  return { exitCode: Signals.exitCode(stop), line }
+}
 
 /**
  * The `run` command.
@@ -120,9 +195,10 @@ export const command = Command.make(
     Effect.gen(function*() {
       const cwd = CommonOptions.cwdOf(args)
       const choice = yield* ProviderChoice.resolve(args)
-      yield* announce(choice)
       const prompt = args.prompt === "-" ? yield* readStdin : args.prompt
-      if (prompt.trim() === "") return yield* new CliError({ message: "empty prompt", exitCode: ExitCode.Usage })
+      if (prompt.trim() === "") return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
+      // after every usage check: the banner never precedes a usage error
+      yield* announce(choice)
       const interactive = process.stdin.isTTY === true && args.prompt !== "-"
       const approval = Approval.modeFor({ yes: args.yes, interactive })
       const setup: HarnessLayer.Setup = {
@@ -134,11 +210,18 @@ export const command = Command.make(
         mcpConfig: args.mcpConfig,
         sandbox: CommonOptions.sandboxOf(args)
       }
-      const reason = yield* runOnce({ common: args, choice, cwd, prompt, json: args.json }).pipe(
+      const result = yield* runOnce({ common: args, choice, cwd, prompt, json: args.json }).pipe(
         Effect.provide(HarnessLayer.layer(setup))
       )
-      const result = TurnOutcome.outcome(reason)
-      if (result.line !== undefined) process.stderr.write(`${result.line}\n`)
-      if (result.exitCode !== ExitCode.Ok) return yield* new CliError({ message: "", exitCode: result.exitCode })
-    })
+      if (args.json) {
+        const line = RunSummary.resultLine({ ...result, saveError: result.saveFailure?.message })
+        Output.processSinks.stdout(`${JSON.stringify(line)}\n`)
+      } else if (result.saveFailure === undefined) {
+        Output.processSinks.stderr(`resume with: harness run --resume ${result.sessionId}\n`)
+      }
+      if (result.saveFailure !== undefined) return yield* result.saveFailure
+      const outcome = report(result)
+      if (outcome.line !== undefined) Output.processSinks.stderr(`${outcome.line}\n`)
+      if (outcome.exitCode !== ExitCode.Ok) return yield* new CliError({ message: "", exitCode: outcome.exitCode })
+    }).pipe(Logger.verbose(args.verbose))
 ).pipe(Command.withDescription("run one prompt as one agent turn"))

@@ -14,8 +14,9 @@
  * this policy can only tighten, never grant. Read-only tools are never affected.
  *
  * Decisions (DEC-10): the prompt shows one line per call (`bash: <command>`, `write <path> (N
- * bytes)`, `edit <path>`); any answer other than `y`/`yes` rejects; end of input counts as
- * "cancelled"; "always" answers are not offered (a remembered policy belongs to the prompt).
+ * bytes)`, `edit <path>`); any answer other than `y`/`yes` rejects; "always" answers are not offered
+ * (a remembered policy belongs to the prompt). When the input ends (Ctrl-D) the call is denied with
+ * {@link INPUT_CLOSED}, and so is every later call of the turn, which then completes and is saved.
  *
  * @since 0.1.0
  */
@@ -134,7 +135,7 @@ export const register = (mode: Mode): Effect.Effect<void, never, ToolRuntime.Too
 
 /**
  * A prompt: asks the user about one call; `true` = allow once, `false` = reject, `undefined` =
- * cancelled (end of input, Ctrl-C).
+ * no answer (the input ended).
  *
  * @since 0.1.0
  * @category models
@@ -149,12 +150,23 @@ export type Prompt = (question: string) => Effect.Effect<boolean | undefined, Lo
  */
 export const layer = (prompt: Prompt): Layer.Layer<LoopApproval.Approval> =>
   LoopApproval.layer((request) =>
-    Effect.map(
+    Effect.flatMap(
       prompt(`Allow ${request.reason ?? summarize(request.name, request.arguments)}?`),
-      (answer): LoopApproval.ApprovalDecision =>
-        answer === undefined ? "cancelled" : answer ? "allow-once" : "reject"
+      (answer): Effect.Effect<LoopApproval.ApprovalDecision, LoopApproval.ApprovalError> =>
+        answer === undefined
+          ? Effect.fail(new LoopApproval.ApprovalError({ message: INPUT_CLOSED }))
+          : Effect.succeed(answer ? "allow-once" : "reject")
     )
   )
+
+/**
+ * Why a call is denied when the prompt's input ended (Ctrl-D, a closed pipe): the model reads
+ * it in the call's error result.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const INPUT_CLOSED = "no answer: input closed"
 
 /**
  * A minimal terminal prompt over a readable and a writable stream (e.g. `process.stdin` and
@@ -175,6 +187,11 @@ export const terminalPrompt = (input: NodeJS.ReadableStream, output: NodeJS.Writ
       resume(Effect.succeed(answer))
     }
     rl.once("close", () => finish(undefined))
+    // input that already ended never emits "close" again: answer at once
+    if ((input as { readonly readableEnded?: boolean }).readableEnded === true) {
+      finish(undefined)
+      return Effect.void
+    }
     rl.question(`${question} [y/N] `, (line) => finish(/^\s*y(es)?\s*$/i.test(line)))
     return Effect.sync(() => {
       done = true

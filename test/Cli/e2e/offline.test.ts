@@ -17,6 +17,38 @@ const TIMEOUT = 90_000
 const DEMO_ANNOUNCE = "using the offline demo model"
 const DEMO_CLOSING = "That was a complete agent turn"
 
+/** The `init` line of docs/cli-json.md. */
+const InitLine = Schema.Struct({
+  type: Schema.Literal("init"),
+  session_id: Schema.String,
+  cwd: Schema.String,
+  provider: Schema.String,
+  model: Schema.String,
+  tools: Schema.Array(Schema.String),
+  version: Schema.String
+})
+
+const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+
+/** The `result` line of docs/cli-json.md. */
+const ResultLine = Schema.Struct({
+  type: Schema.Literal("result"),
+  session_id: Schema.String,
+  subtype: Schema.Literal("success", "error", "cancelled"),
+  result: Schema.String,
+  usage: Schema.Struct({
+    inputTokens: Count,
+    outputTokens: Count,
+    cacheReadTokens: Schema.optional(Count),
+    cacheWriteTokens: Schema.optional(Count),
+    reasoningTokens: Schema.optional(Count)
+  }),
+  duration_ms: Count,
+  num_steps: Count,
+  turn_end_reason: Schema.NullOr(Schema.Struct({ kind: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
+  error: Schema.optional(Schema.String)
+})
+
 /** The session ids printed by `sessions list` (first column). */
 const listedIds = (stdout: string): Array<string> =>
   Cli.linesOf(stdout).filter((l) => l !== "no sessions").map((l) => l.split(/\s+/)[0] ?? "")
@@ -61,7 +93,7 @@ describe("harness CLI end to end on the offline default", () => {
   )
 
   it.scopedLive(
-    "[issue 7, DEC-9] --json → every stdout line is one valid session event, seqs 0.. contiguous, turn/start … turn/end, same as the log",
+    "[issue 7, issue 15, DEC-9] --json → an init line, then every session event (seqs 0.. contiguous, same as the log), then a result line, per docs/cli-json.md",
     () =>
       Effect.gen(function*() {
         const home = yield* Cli.tempDir("harness-e2e-home-")
@@ -70,7 +102,11 @@ describe("harness CLI end to end on the offline default", () => {
         expect(result.timedOut).toBe(false)
         expect(result.code, result.stderr).toBe(0)
         expect(result.stdout.endsWith("\n")).toBe(true)
-        const lines = result.stdout.slice(0, -1).split("\n")
+        const all = result.stdout.slice(0, -1).split("\n")
+        // first the init line, last the result line (schemas of docs/cli-json.md, no other keys)
+        const init = Schema.decodeUnknownSync(InitLine, { onExcessProperty: "error" })(JSON.parse(all[0]!))
+        const final = Schema.decodeUnknownSync(ResultLine, { onExcessProperty: "error" })(JSON.parse(all.at(-1)!))
+        const lines = all.slice(1, -1)
         const decode = Schema.decodeUnknownEither(EnvelopeSchema)
         const parsed = lines.map((line, i) => {
           const raw = JSON.parse(line) as unknown
@@ -94,7 +130,24 @@ describe("harness CLI end to end on the offline default", () => {
         // the stream is exactly what was logged
         const logs = Cli.sessionLogs(home)
         expect(logs).toHaveLength(1)
-        expect(JSON.parse(JSON.stringify(Cli.readLog(logs[0]!).events))).toEqual(parsed)
+        const log = Cli.readLog(logs[0]!)
+        expect(JSON.parse(JSON.stringify(log.events))).toEqual(parsed)
+        expect(init).toMatchObject({ session_id: log.header.id, cwd: work, provider: "scripted", model: "demo", version: Cli.version })
+        expect(init.tools).toEqual(expect.arrayContaining(["read", "write", "edit", "ls", "glob", "grep", "bash"]))
+        const steps = events.filter((e) => e.type === "step/start").length
+        const lastMessage = events.filter((e) => e.type === "assistant/message").at(-1)
+        expect(final).toMatchObject({
+          session_id: log.header.id,
+          subtype: "success",
+          num_steps: steps,
+          turn_end_reason: { kind: "completed" }
+        })
+        expect(final.result).toContain(DEMO_CLOSING)
+        expect(lastMessage?.data.content).toEqual([{ type: "text", text: final.result }])
+        const usage = events.flatMap((e) => e.type === "assistant/message" && e.data.usage !== undefined ? [e.data.usage] : [])
+        expect(final.usage.inputTokens).toBe(usage.reduce((n, u) => n + u.inputTokens, 0))
+        expect(final.usage.outputTokens).toBe(usage.reduce((n, u) => n + u.outputTokens, 0))
+        expect(final.duration_ms).toBeGreaterThanOrEqual(0)
       }),
     TIMEOUT
   )

@@ -1,0 +1,94 @@
+/**
+ * What `--help` adds to the options `@effect/cli` lists, and how it is printed.
+ *
+ * - {@link footer}: environment variables and exit codes, after the options.
+ * - {@link colour}: ANSI colour only when stdout is a terminal and `NO_COLOR` is unset;
+ *   `FORCE_COLOR` (non-empty, not `0`) forces it. {@link console} strips escape codes from what
+ *   `@effect/cli` prints (help, usage errors) when colour is off.
+ * - The built-in `--wizard` is not offered (`showBuiltIns: false` hides it, and `StrictArgs`
+ *   rejects it); `--help`, `--version` stay, listed in the footer.
+ *
+ * @since 0.1.0
+ */
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Span from "@effect/cli/HelpDoc/Span"
+import type * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Output from "./Output.js"
+
+/**
+ * `true` when output may be coloured.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const colour = (env: NodeJS.ProcessEnv = process.env, isTTY = process.stdout.isTTY === true): boolean => {
+  const force = env["FORCE_COLOR"]
+  if (force !== undefined && force !== "" && force !== "0") return true
+  if (env["NO_COLOR"] !== undefined && env["NO_COLOR"] !== "") return false
+  return isTTY
+}
+
+// eslint-disable-next-line no-control-regex
+const ansi = /\u001b\[[0-9;?]*[A-Za-z]/g
+
+/**
+ * Removes ANSI escape sequences.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const plain = (text: string): string => text.replace(ansi, "")
+
+const render = (args: ReadonlyArray<unknown>, strip: boolean): string => {
+  const text = args.map((a) => typeof a === "string" ? a : String(a)).join(" ")
+  return strip ? plain(text) : text
+}
+
+/**
+ * The console `@effect/cli` prints through: help and usage errors, plain unless {@link colour}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const console = (base: Console.Console, strip: boolean = !colour()): Console.Console => ({
+  ...base,
+  log: (...args: ReadonlyArray<unknown>) => Effect.sync(() => Output.processSinks.stdout(`${render(args, strip)}\n`)),
+  error: (...args: ReadonlyArray<unknown>) => Effect.sync(() => Output.processSinks.stderr(`${render(args, strip)}\n`))
+})
+
+const list = (rows: ReadonlyArray<readonly [string, string]>): HelpDoc.HelpDoc =>
+  HelpDoc.descriptionList(
+    rows.map(([term, text]) => [Span.text(term), HelpDoc.p(text)] as [Span.Span, HelpDoc.HelpDoc]) as [
+      [Span.Span, HelpDoc.HelpDoc],
+      ...Array<[Span.Span, HelpDoc.HelpDoc]>
+    ]
+  )
+
+/**
+ * The help footer: general options, environment variables, exit codes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const footer: HelpDoc.HelpDoc = HelpDoc.blocks([
+  HelpDoc.h1("GENERAL OPTIONS"),
+  list([["--help, -h", "show help"], ["--version", "print the version"], ["--", "ends the options: a prompt starting with - goes after it"]]),
+  HelpDoc.h1("ENVIRONMENT"),
+  list([
+    ["DEEPSEEK_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY", "provider keys (none: the offline demo model)"],
+    ["EFFECT_HARNESS_HOME", "where sessions are stored (default: the per-user data directory)"],
+    ["NO_COLOR, FORCE_COLOR", "turn colour off / on"]
+  ]),
+  HelpDoc.h1("EXIT CODES"),
+  list([
+    ["0", "success"],
+    ["1", "internal error"],
+    ["2", "usage or configuration error"],
+    ["3", "provider error"],
+    ["4", "session error (not found, locked, corrupt, not saved)"],
+    ["5", "the turn ended in another error"],
+    ["129, 130, 143", "stopped by SIGHUP, SIGINT (Ctrl-C), SIGTERM; the turn was cancelled and saved"],
+    ["141", "stdout was closed early (e.g. | head); the turn was cancelled and saved"]
+  ])
+])

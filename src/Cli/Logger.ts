@@ -1,0 +1,164 @@
+/**
+ * The CLI's logger (DEC-12): every `Effect.log*` line of the library goes to **stderr**, never to
+ * stdout (which carries only the answer or JSON Lines).
+ *
+ * - Default: one line per entry, `<level>: <message> (<key>=<value>, …)`; an error object among
+ *   the message parts or in the cause is shown by its message (and code), never as a JSON dump;
+ *   newlines are folded and long values cut. Debug entries are hidden.
+ * - `--verbose` ({@link verbose}): timestamp, level, fiber, every annotation in full, and the
+ *   cause's full pretty print (several lines); debug entries shown.
+ * - Once the command reported a save failure as its one error line ({@link markReported}), the
+ *   store's later save-failure entries (e.g. its retry at release) are shown only with `--verbose`.
+ *
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as EffectLogger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Signals from "./Signals.js"
+
+/**
+ * Whether the logger prints detail (`--verbose`).
+ *
+ * @since 0.1.0
+ * @category fiber refs
+ */
+export const Verbose: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+
+const saveFailure = { reported: false }
+
+/**
+ * Records that a save failure was reported to the user: later save-failure log entries (a
+ * `SessionError` with code `PERSISTENCE_FAILED` or `IO` among the message parts) are shown only
+ * with `--verbose`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const markReported: Effect.Effect<void> = Effect.sync(() => {
+  saveFailure.reported = true
+})
+
+const levelLabel = (level: LogLevel.LogLevel): string => {
+  switch (level._tag) {
+    case "Fatal":
+    case "Error":
+      return "error"
+    case "Warning":
+      return "warning"
+    case "Info":
+      return "info"
+    default:
+      return "debug"
+  }
+}
+
+const flat = (text: string): string => text.replace(/\s*\n\s*/g, " ").trim()
+
+const cut = (text: string, max: number): string => text.length > max ? `${text.slice(0, max - 1)}…` : text
+
+const describe = (value: unknown): string => {
+  if (typeof value === "string") return value
+  if (typeof value === "object" && value !== null && "message" in value && typeof value.message === "string") {
+    const code = "code" in value && typeof value.code === "string" ? ` [${value.code}]` : ""
+    return `${value.message}${code}`
+  }
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}
+
+const partsOf = (message: unknown): ReadonlyArray<unknown> => Array.isArray(message) ? message : [message]
+
+const isSaveFailure = (p: unknown): boolean =>
+  typeof p === "object" && p !== null && "_tag" in p && p._tag === "SessionError" && "code" in p &&
+  (p.code === "PERSISTENCE_FAILED" || p.code === "IO")
+
+const mentionsReported = (parts: ReadonlyArray<unknown>): boolean => saveFailure.reported && parts.some(isSaveFailure)
+
+const causeLine = (cause: Cause.Cause<unknown>): string | undefined => {
+  if (Cause.isEmpty(cause)) return undefined
+  if (Cause.isInterruptedOnly(cause)) return "interrupted"
+  return describe(Cause.squash(cause))
+}
+
+/**
+ * Formats one entry as it is printed (exported for tests).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const format = (entry: {
+  readonly logLevel: LogLevel.LogLevel
+  readonly message: unknown
+  readonly cause: Cause.Cause<unknown>
+  readonly annotations: HashMap.HashMap<string, unknown>
+  readonly date: Date
+  readonly fiberId: FiberId.FiberId
+  readonly verbose: boolean
+}): string | undefined => {
+  const parts = partsOf(entry.message)
+  if (entry.verbose) {
+    const annotations = [...HashMap.entries(entry.annotations)].map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    const head = [
+      entry.date.toISOString(),
+      levelLabel(entry.logLevel),
+      FiberId.threadName(entry.fiberId),
+      parts.map(describe).join(" "),
+      ...annotations
+    ].filter((part) => part !== "").join(" ")
+    return Cause.isEmpty(entry.cause) ? head : `${head}\n${Cause.pretty(entry.cause)}`
+  }
+  if (LogLevel.lessThan(entry.logLevel, LogLevel.Info)) return undefined
+  if (LogLevel.greaterThanEqual(entry.logLevel, LogLevel.Error) && mentionsReported(parts)) return undefined
+  const annotations = [...HashMap.entries(entry.annotations)].map(([k, v]) => `${k}=${cut(flat(describe(v)), 200)}`)
+  const cause = causeLine(entry.cause)
+  const text = flat(parts.map(describe).join(": ")) +
+    (cause === undefined ? "" : `: ${flat(cause)}`) +
+    (annotations.length === 0 ? "" : ` (${annotations.join(", ")})`)
+  return `${levelLabel(entry.logLevel)}: ${cut(text, 1000)}`
+}
+
+/**
+ * The logger: writes {@link format}ted entries to stderr.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const stderrLogger: EffectLogger.Logger<unknown, void> = EffectLogger.make((options) => {
+  const line = format({
+    logLevel: options.logLevel,
+    message: options.message,
+    cause: options.cause,
+    annotations: options.annotations,
+    date: options.date,
+    fiberId: options.fiberId,
+    verbose: FiberRefs.getOrDefault(options.context, Verbose)
+  })
+  if (line !== undefined && Signals.stderrOpen()) process.stderr.write(`${line}\n`)
+})
+
+/**
+ * Replaces Effect's default logger (which prints to stdout) with {@link stderrLogger}.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<never> = EffectLogger.replace(EffectLogger.defaultLogger, stderrLogger)
+
+/**
+ * Runs `self` with detailed logging when `on` (`--verbose`): all levels, full detail.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const verbose = (on: boolean) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  on ? self.pipe(Effect.locally(Verbose, true), EffectLogger.withMinimumLogLevel(LogLevel.All)) : self
