@@ -13,6 +13,7 @@ import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
 import { ExitCode } from "./ExitCode.js"
 import * as ProviderChoice from "./ProviderChoice.js"
+import * as SettingsFile from "./settings/SettingsFile.js"
 
 /**
  * The shared options.
@@ -46,8 +47,17 @@ export const options = {
   ),
   yes: Options.boolean("yes").pipe(
     Options.withAlias("y"),
-    Options.withDescription("approve mutating tools (write, edit, bash) without asking")
-  )
+    Options.withDescription("answer yes to every approval question (deny rules and plan mode still apply)")
+  ),
+  permissionMode: Options.choice("permission-mode", SettingsFile.permissionModes).pipe(
+    Options.withDescription("default | acceptEdits | plan (read-only tools only) | bypassPermissions"),
+    Options.optional
+  ),
+  settings: Options.text("settings").pipe(
+    Options.withDescription("an extra settings file (hooks, permissions), read after the others"),
+    Options.optional
+  ),
+  noHooks: Options.boolean("no-hooks").pipe(Options.withDescription("run no command hooks from the settings files"))
 }
 
 /**
@@ -66,7 +76,26 @@ export interface Common {
   readonly cwd: Option.Option<string>
   readonly store: "jsonl" | "sqlite"
   readonly yes: boolean
+  readonly permissionMode: Option.Option<SettingsFile.PermissionMode>
+  readonly settings: Option.Option<string>
+  readonly noHooks: boolean
 }
+
+/**
+ * The settings-related part of a {@link HarnessLayer.Setup} from the shared options.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const settingsOf = (common: Common): {
+  readonly permissionMode: SettingsFile.PermissionMode | undefined
+  readonly settingsFile: string | undefined
+  readonly noHooks: boolean
+} => ({
+  permissionMode: Option.getOrUndefined(common.permissionMode),
+  settingsFile: Option.getOrUndefined(common.settings),
+  noHooks: common.noHooks
+})
 
 /**
  * The absolute workspace root.

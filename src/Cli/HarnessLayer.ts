@@ -2,8 +2,9 @@
  * The CLI's composition root: the ONE place that chooses concrete Layers. From a resolved
  * {@link Setup} it builds everything an agent needs: the `Llm` service with the chosen adapter
  * registered, the session store over the chosen durable backend (JSONL by default, SQLite on
- * request), the tool runtime with the built-in tools, the approval policy and the workspace
- * context plugin, and the agent factory.
+ * request), the tool runtime with the built-in tools, the settings files (permission rules and
+ * command hooks, `settings/`, `hooks/`), the approval prompt and the workspace context plugin, and
+ * the agent factory.
  *
  * @since 0.1.0
  */
@@ -28,6 +29,11 @@ import { CliError } from "./CliError.js"
 import * as DemoModel from "./DemoModel.js"
 import { ExitCode } from "./ExitCode.js"
 import type * as ProviderChoice from "./ProviderChoice.js"
+import * as Bridge from "./hooks/Bridge.js"
+import * as AgentSessions from "./settings/AgentSessions.js"
+import * as Permissions from "./settings/Permissions.js"
+import * as Settings from "./settings/Settings.js"
+import type * as SettingsFile from "./settings/SettingsFile.js"
 import * as Approval from "./tools/Approval.js"
 import * as BuiltinTools from "./tools/index.js"
 import * as Workspace from "./tools/Workspace.js"
@@ -51,6 +57,12 @@ export interface Setup {
   readonly prompt?: Approval.Prompt | undefined
   /** typewriter delay of the offline demo (none in tests) */
   readonly demoChunkDelay?: Duration.DurationInput | undefined
+  /** `--permission-mode` (else the settings' `defaultMode`, else `default`) */
+  readonly permissionMode?: SettingsFile.PermissionMode | undefined
+  /** `--settings FILE` */
+  readonly settingsFile?: string | undefined
+  /** `--no-hooks` */
+  readonly noHooks?: boolean | undefined
 }
 
 /**
@@ -115,12 +127,20 @@ export const routeOf = (choice: ProviderChoice.Choice): string =>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
+export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const at = yield* Settings.locations(setup.cwd, setup.settingsFile)
+    const settings = yield* Settings.load(at).pipe(Effect.mapError((e) => usage(`invalid settings: ${e.message}`)))
+    for (const w of settings.warnings) yield* Effect.sync(() => process.stderr.write(`effect-harness: ${w}\n`))
+    return compose(setup, settings)
+  })).pipe(Layer.provideMerge(NodeContext.layer))
+
+const compose = (setup: Setup, settings: Settings.Loaded) => {
   const persistence = setup.store === "sqlite"
     ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
     : Jsonl.layer(setup.storePath === undefined ? {} : { root: setup.storePath })
   const store = SessionStore.layer.pipe(
-    Layer.provide(Layer.mapError(persistence, (e) => new CliError({
+    Layer.provideMerge(Layer.mapError(persistence, (e) => new CliError({
       message: `cannot open the session store: ${e.message}`,
       exitCode: e._tag === "SessionError" ? ExitCode.Session : ExitCode.Usage
     })))
@@ -131,7 +151,11 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
       yield* Llm.register(adapter.providers, adapter).pipe(Effect.mapError((e) => usage(e.message)))
     })
   ).pipe(Layer.provideMerge(Llm.layer))
-  const approvalService = setup.prompt === undefined ? Layer.empty : Approval.layer(setup.prompt)
+  const permissionMode = setup.permissionMode ?? settings.defaultMode ?? "default"
+  const permissions = Permissions.layer({ cwd: setup.cwd, settings, mode: setup.permissionMode, approval: setup.approval })
+  const approvalService = setup.prompt === undefined
+    ? Layer.empty
+    : Approval.layer(setup.prompt, { width: () => process.stderr.columns ?? 80 }).pipe(Layer.provide(permissions))
   const workspace = Layer.mapError(
     Workspace.layer(setup.cwd),
     (e) => usage(`invalid workspace ${setup.cwd}: ${e.message}`)
@@ -142,10 +166,14 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
   ).pipe(Layer.provide(approvalService))
   const plugins = Layer.mergeAll(
     Layer.mapError(BuiltinTools.layer(), (e) => usage(e.message)),
-    Layer.scopedDiscard(Approval.register(setup.approval)),
+    // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
+    Layer.scopedDiscard(Effect.zipRight(
+      setup.noHooks === true ? Effect.void : Bridge.install({ cwd: setup.cwd, settings, permissionMode }),
+      Permissions.install
+    )).pipe(Layer.provide(Layer.merge(AgentSessions.layer, permissions))),
     WorkspaceContext.layer({ maxBytes: WorkspaceContext.DEFAULT_MAX_BYTES, cwd: setup.cwd })
   )
   const base = Layer.mergeAll(tools, Hooks.layer, SystemPrompt.layer, store, llm)
   const factory = Agent.layer.pipe(Layer.provideMerge(Layer.provideMerge(plugins, base)))
-  return factory.pipe(Layer.provide(workspace), Layer.provideMerge(NodeContext.layer))
+  return factory.pipe(Layer.provide(workspace))
 }

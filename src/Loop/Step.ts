@@ -414,7 +414,13 @@ const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect
       { agent, turn: ctx.turn, step: ctx.step, default: fallback },
       (input) => Effect.succeed(input.default)
     )
+    let ended: TurnEndReason | undefined
     const again: boolean = yield* Hooks.ContinuationDecision.$match(decision, {
+      End: ({ reason }) =>
+        Effect.sync(() => {
+          ended = reason
+          return false
+        }),
       Continue: ({ reason }) =>
         reason === undefined
           ? Effect.succeed(true)
@@ -439,6 +445,7 @@ const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect
     const aborted = yield* abortReason(rt, undefined)
     if (Option.isSome(aborted)) return end(aborted.value)
     if (again) return next
+    if (ended !== undefined) return end(ended)
     return end(ctx.maxTokens ? { kind: "max-tokens" } : { kind: "completed" })
   })
 

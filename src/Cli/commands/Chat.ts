@@ -106,7 +106,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         })
       })
     const approval = Approval.modeFor({ yes: args.yes, interactive })
-    const setup: HarnessLayer.Setup = { choice, cwd, store: args.store, approval, prompt }
+    const setup: HarnessLayer.Setup = { choice, cwd, store: args.store, approval, prompt, ...CommonOptions.settingsOf(args) }
 
     const program = Effect.gen(function*() {
       const printer = Output.make("text")

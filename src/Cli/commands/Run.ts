@@ -125,7 +125,8 @@ export const command = Command.make(
         cwd,
         store: args.store,
         approval,
-        prompt: approval === "ask" ? Approval.terminalPrompt(process.stdin, process.stderr) : undefined
+        prompt: approval === "ask" ? Approval.terminalPrompt(process.stdin, process.stderr) : undefined,
+        ...CommonOptions.settingsOf(args)
       }
       const reason = yield* runOnce({ common: args, choice, cwd, prompt, json: args.json }).pipe(
         Effect.provide(HarnessLayer.layer(setup))
