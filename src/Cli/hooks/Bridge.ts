@@ -470,7 +470,7 @@ export const install = (
           result = normalizeOutput(exit.value.value)
         }
         const note = ContentBlock.text(
-          `[a PreToolUse hook rewrote this call; it ran with input ${JSON.stringify(rewrite.value)}]`
+          `[a PreToolUse hook rewrote this call's input to ${JSON.stringify(rewrite.value)}]`
         )
         const withNote: Tool.ToolExecutionResult = { ...result, content: [note, ...result.content] }
         return deferred.length === 0 ? withNote : { ...withNote, additionalContexts: [...deferred, ...(result.additionalContexts ?? [])] }

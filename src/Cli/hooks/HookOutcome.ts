@@ -82,7 +82,12 @@ export const interpret = (
   }
   if (raw.exitCode !== 0) {
     const detail = firstLine(raw.stderr)
-    return failed(`${raw.exitCode === null ? "crashed" : `exited with ${raw.exitCode}`}${detail === "" ? "" : `: ${detail}`}`)
+    const how = raw.exitCode === null
+      ? "crashed"
+      : raw.exitCode > 128
+      ? `crashed (signal ${raw.exitCode - 128})`
+      : `exited with ${raw.exitCode}`
+    return failed(`${how}${detail === "" ? "" : `: ${detail}`}`)
   }
   const out = raw.stdout.trim()
   if (!out.startsWith("{")) {
