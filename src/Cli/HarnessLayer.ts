@@ -135,6 +135,11 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
     return compose(setup, settings)
   })).pipe(Layer.provideMerge(NodeContext.layer))
 
+const terminalWidth = (): number => {
+  const columns = process.stderr.columns
+  return columns !== undefined && columns > 0 ? columns : 80
+}
+
 const compose = (setup: Setup, settings: Settings.Loaded) => {
   const persistence = setup.store === "sqlite"
     ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
@@ -155,7 +160,7 @@ const compose = (setup: Setup, settings: Settings.Loaded) => {
   const permissions = Permissions.layer({ cwd: setup.cwd, settings, mode: setup.permissionMode, approval: setup.approval })
   const approvalService = setup.prompt === undefined
     ? Layer.empty
-    : Approval.layer(setup.prompt, { width: () => process.stderr.columns ?? 80 }).pipe(Layer.provide(permissions))
+    : Approval.layer(setup.prompt, { width: terminalWidth }).pipe(Layer.provide(permissions))
   const workspace = Layer.mapError(
     Workspace.layer(setup.cwd),
     (e) => usage(`invalid workspace ${setup.cwd}: ${e.message}`)

@@ -3,19 +3,40 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { PassThrough } from "node:stream"
 import * as Approval from "../../../src/Cli/tools/Approval.js"
+import type { CallId } from "../../../src/Llm/ContentBlock.js"
+import type { SessionId } from "../../../src/Llm/Message.js"
 
-const prompted = (answer: (input: PassThrough) => void) =>
+const prompted = (
+  answer: (input: PassThrough) => void,
+  question = "Allow bash: ls?",
+  details?: Approval.Rendered,
+  discardMs = 0,
+  before?: (input: PassThrough) => void
+) =>
   Effect.gen(function*() {
     const input = new PassThrough()
     const output = new PassThrough()
     let shown = ""
     output.on("data", (c: Buffer) => (shown += c.toString()))
-    const fiber = yield* Effect.fork(Approval.terminalPrompt(input, output)("Allow bash: ls?"))
-    yield* Effect.yieldNow()
+    before?.(input)
+    const fiber = yield* Effect.fork(Approval.terminalPrompt(input, output, { discardMs })(question, details))
+    if (discardMs > 0) {
+      // wait until the question is shown (after the discard window), then answer
+      while (!shown.includes(question)) yield* Effect.sleep(5)
+    } else yield* Effect.yieldNow()
     answer(input)
     const result = yield* Fiber.join(fiber)
     return { result, shown }
   })
+
+const request = (args: Record<string, string>, name = "bash") => ({
+  agentId: "s" as SessionId,
+  turn: 1,
+  step: 1,
+  callId: "c1" as CallId,
+  name,
+  arguments: args
+})
 
 describe("Approval", () => {
   it("modeFor: --yes → auto, TTY → ask, otherwise deny", () => {
@@ -31,6 +52,28 @@ describe("Approval", () => {
     expect(Approval.summarize("edit", { file_path: "b.ts" })).toBe("edit b.ts")
   })
 
+  it("neutralize: ANSI escapes, C1 controls and bidi overrides become inert text", () => {
+    expect(Approval.neutralize("a\u001b[1A\u001b[2Kb\rc\td\u0007\u009b\u202eé\n")).toBe(
+      "a\\x1b[1A\\x1b[2Kb\\rc\\td\\x07\\x9b\\u202eé\n"
+    )
+  })
+
+  it("render: a 1,000-character command is shown whole (wrapped, never cut); long ones say how many lines are hidden", () => {
+    const command = `echo ${"A".repeat(950)}; touch HIDDEN_PAYLOAD_RAN`
+    const r = Approval.render(request({ command }), { width: 80, rule: "Bash(echo:*)" })
+    const body = r.question.split("\n").filter((l) => l.startsWith("  │ ") || l.startsWith("  ┊ ")).map((l) => l.slice(4)).join("")
+    expect(body).toBe(command)
+    expect(r.question).toContain("touch HIDDEN_PAYLOAD_RAN")
+    expect(r.question.split("\n").every((l) => Array.from(l).length <= 80 || l.startsWith("[y]"))).toBe(true)
+    expect(r.question).toContain("[a] always allow Bash(echo:*) this session")
+    expect(r.hidden).toBe(0)
+    const long = Approval.render(request({ command: Array.from({ length: 100 }, (_, i) => `echo ${i}`).join("\n") }), { maxLines: 10 })
+    expect(long.hidden).toBe(91)
+    expect(long.question).toContain("… 91 more lines (answer v to view all)")
+    expect(long.full).toContain("echo 99")
+    expect(long.question).not.toContain("echo 99")
+  })
+
   it.live("terminalPrompt: y/yes allow, anything else rejects, end of input cancels", () =>
     Effect.gen(function*() {
       const yes = yield* prompted((i) => i.write("y\n"))
@@ -39,5 +82,20 @@ describe("Approval", () => {
       expect((yield* prompted((i) => i.write("\n"))).result).toBe(false)
       expect((yield* prompted((i) => i.write("nope\n"))).result).toBe(false)
       expect((yield* prompted((i) => i.end())).result).toBeUndefined()
+    }))
+
+  it.live("terminalPrompt: type-ahead before the question is discarded; v shows everything; a / p answer always", () =>
+    Effect.gen(function*() {
+      const typedAhead = yield* prompted((i) => i.write("n\n"), "Allow bash?", undefined, 50, (i) => i.write("y\n"))
+      expect(typedAhead.result).toBe(false)
+      const r = Approval.render(request({ command: Array.from({ length: 60 }, (_, i) => `echo ${i}`).join("\n") }), { rule: "Bash(echo:*)" })
+      const viewed = yield* prompted((i) => {
+        i.write("v\n")
+        i.write("a\n")
+      }, r.question, r)
+      expect(viewed.result).toBe("always-session")
+      expect(viewed.shown).toContain("echo 59")
+      expect(viewed.shown).toContain("[y/a/p/v/N]")
+      expect((yield* prompted((i) => i.write("p\n"), r.question, r)).result).toBe("always-project")
     }))
 })
