@@ -135,6 +135,32 @@ const lineOfPath = (text: string, path: ReadonlyArray<PropertyKey>): number | un
   return found === undefined ? undefined : lineAt(text, found)
 }
 
+/** The user's words for a schema expectation (never a schema dump). */
+const friendly = (issue: { readonly _tag: string; readonly message: string } | undefined): string => {
+  if (issue === undefined) return "is invalid"
+  if (issue._tag === "Missing") return "is required"
+  const m = /^Expected (.*), actual (.*)$/s.exec(issue.message)
+  if (m === null || m[1] === undefined) return "is invalid"
+  const expected = m[1]
+  const actual = (m[2] ?? "").length > 40 ? `${(m[2] ?? "").slice(0, 40)}…` : m[2] ?? ""
+  const what = expected.startsWith("ReadonlyArray")
+    ? "a list"
+    : expected.startsWith("{")
+    ? "an object"
+    : expected === "string"
+    ? "a string"
+    : /positive/.test(expected)
+    ? "a positive number"
+    : /int/i.test(expected)
+    ? "a whole number"
+    : expected === "number"
+    ? "a number"
+    : /^"/.test(expected)
+    ? `one of ${expected.replace(/ \| /g, ", ")}`
+    : "something else"
+  return `must be ${what} (found ${actual})`
+}
+
 const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
     (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
@@ -257,16 +283,20 @@ export const decode = (file: string, text: string, dialect: Dialect): Either.Eit
   }
   const decoded = Schema.decodeUnknownEither(SettingsSchema, { onExcessProperty: "ignore" })(picked)
   if (Either.isLeft(decoded)) {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
-    const path = issue?.path ?? []
+    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+    const first = issues[0]
+    const path = first?.path ?? []
+    // a literal union reports one issue per member: name them all
+    const literals = issues.filter((i) => renderPath(i.path) === renderPath(path) && /^Expected "/.test(i.message))
+    const issue = first !== undefined && literals.length > 1
+      ? { ...first, message: `Expected ${literals.map((i) => /^Expected ("[^"]*")/.exec(i.message)?.[1] ?? "").join(" | ")}, actual ${/actual (.*)$/s.exec(first.message)?.[1] ?? ""}` }
+      : first
     const line = lineOfPath(text, path)
     const key = renderPath(path)
     return Either.left(
       new SettingsError({
         file,
-        message: `${file}${line === undefined ? "" : ` line ${line}`}: ${key === "" ? "settings" : `"${key}"`} ${
-          (issue?.message ?? "is invalid").replace(/\s+/g, " ")
-        }`
+        message: `${file}${line === undefined ? "" : ` line ${line}`}: ${key === "" ? "settings" : `"${key}"`} ${friendly(issue)}`
       })
     )
   }

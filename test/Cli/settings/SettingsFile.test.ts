@@ -51,3 +51,19 @@ describe("SettingsFile (HB-1, HB-2)", () => {
     expect(Either.isRight(r) && r.right.warnings[0]).toContain("unsupported type \"prompt\"")
   })
 })
+
+describe("SettingsFile messages", () => {
+  it("HB-1: errors are in the user's words, never a schema dump", () => {
+    const cases: Array<[string, string]> = [
+      ["{\"hooks\": {\"Stop\": \"nope\"}}", "\"hooks.Stop\" must be a list (found \"nope\")"],
+      ["{\"permissions\": {\"defaultMode\": \"yolo\"}}", "\"permissions.defaultMode\" must be one of \"default\", \"acceptEdits\", \"plan\", \"bypassPermissions\""],
+      ["{\"hooks\": {\"Stop\": [{}]}}", "\"hooks.Stop[0].hooks\" is required"],
+      ["{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"x\", \"timeout\": -1}]}]}}", "must be a positive number"]
+    ]
+    for (const [text, expected] of cases) {
+      const r = SettingsFile.decode("s.json", text, "harness")
+      expect(Either.isLeft(r) && r.left.message).toContain(expected)
+      expect(Either.isLeft(r) && r.left.message).not.toMatch(/ReadonlyArray|Expected/)
+    }
+  })
+})
