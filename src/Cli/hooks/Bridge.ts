@@ -459,15 +459,23 @@ export const install = (
           signal: input.signal,
           deferContext: (c) => Effect.sync(() => void deferred.push(c))
         }
-        const exit = yield* Effect.exit(StepSignal.interruptible(input.signal, Effect.suspend(() => tool.execute(rewrite.value, ctx))))
+        const body = StepSignal.interruptible(input.signal, Effect.suspend(() => tool.execute(rewrite.value, ctx)))
+        const timeoutMs = tool.timeoutMs
+        const exit = yield* Effect.exit(
+          timeoutMs === undefined
+            ? Effect.map(body, (o) => ({ o }))
+            : Effect.timeoutTo(body, { duration: timeoutMs, onTimeout: () => undefined, onSuccess: (o) => ({ o }) })
+        )
         let result: Tool.ToolExecutionResult
-        if (Exit.isFailure(exit)) {
+        if (Exit.isSuccess(exit) && exit.value === undefined) {
+          result = ToolPipeline.timeoutResult(timeoutMs ?? 0)
+        } else if (Exit.isFailure(exit)) {
           result = Cause.isInterruptedOnly(exit.cause) ? ToolPipeline.errorResult("tool call was interrupted") : ToolPipeline.failureResult(exit.cause)
-        } else if (Option.isNone(exit.value)) {
+        } else if (exit.value === undefined || Option.isNone(exit.value.o)) {
           const reason = yield* StepSignal.reason(input.signal)
           result = ToolPipeline.abortedResult(Option.getOrElse(reason, () => ({ _tag: "Cancelled", reason: "cancelled" }) as const))
         } else {
-          result = normalizeOutput(exit.value.value)
+          result = normalizeOutput(exit.value.o.value)
         }
         const note = ContentBlock.text(
           `[a PreToolUse hook rewrote this call's input to ${JSON.stringify(rewrite.value)}]`
