@@ -17,7 +17,8 @@
  *
  * Logging (HB-11): per run, `hook/invoked` for every matching handler (configuration order), then
  * after all finished `hook/result` for each (configuration order: deterministic whatever the
- * timing), then `hook/decision` with the merged decision. `updatedInput` / `updatedToolOutput`
+ * timing), then `hook/decision` with the merged decision. SessionStart and SessionEnd run outside
+ * any turn and are not logged (the log keeps every event inside a turn); their context is injected. `updatedInput` / `updatedToolOutput`
  * are logged as `tool/input-updated` / `tool/output-updated` citing the handler. Added context is
  * a `context/message` with the source `{kind: "plugin", plugin: "hooks"}`.
  *
@@ -153,6 +154,8 @@ interface Fire {
   readonly agent: Hooks.HookAgent | undefined
   readonly turn?: number
   readonly payload: Record<string, Json>
+  /** `false` outside a turn (SessionStart, SessionEnd): the log keeps every event inside a turn */
+  readonly log?: boolean
 }
 
 const textOf = (content: ReadonlyArray<ContentBlock.ContentBlock>): string =>
@@ -271,6 +274,7 @@ export const install = (
         const chosen = matching(f)
         if (chosen.length === 0) return { merged: HookOutcome.merge([]), ids: [] }
         const agent = f.agent
+        const logTo = f.log === false ? undefined : agent
         let transcript = ""
         if (agent !== undefined) {
           yield* Effect.ignore(store.flush(agent.session.id))
@@ -292,7 +296,7 @@ export const install = (
           const alias = typeof name === "string" && dialect === "claude" ? Matcher.claudeNames[name] : undefined
           return JSON.stringify({ ...common, ...f.payload, ...(alias === undefined ? {} : { tool_name: alias }) })
         }
-        yield* append(agent, chosen.map((h) => ({
+        yield* append(logTo, chosen.map((h) => ({
           type: "hook/invoked" as const,
           data: {
             ...turnField,
@@ -317,7 +321,7 @@ export const install = (
         )
         const outcomes = chosen.map((h, i) => HookOutcome.interpret(f.event, raws[i]!, h.entry.onFailure, h.entry.id))
         const merged = HookOutcome.merge(outcomes)
-        yield* append(agent, [
+        yield* append(logTo, [
           ...chosen.map((h, i) => {
             const raw = raws[i]!
             const stderrSummary = summary(raw.stderr)
@@ -358,7 +362,8 @@ export const install = (
           event: "SessionStart",
           subject: origin,
           agent,
-          payload: { source: origin, model: agent.options.model ?? "" }
+          payload: { source: origin, model: agent.options.model ?? "" },
+          log: false
         })
         for (const c of merged.contexts) yield* Effect.ignore(agent.inject(context("SessionStart", c).content, { source }))
       })
@@ -366,7 +371,7 @@ export const install = (
 
     // SessionEnd
     yield* hooks.disposed.register(({ agent }) =>
-      Effect.asVoid(fire({ event: "SessionEnd", agent, payload: { reason: "exit" } }))
+      Effect.asVoid(fire({ event: "SessionEnd", agent, payload: { reason: "exit" }, log: false }))
     )
 
     // UserPromptSubmit

@@ -176,4 +176,59 @@ describe("Bridge (HB-3..HB-11)", () => {
       }).pipe(Effect.provide(layer(root, Array.from({ length: 10 }, (_, i) => Scripted.text(`answer ${i}`)),
         settingsOf({ Stop: [{ hooks: [{ type: "command", command: stop }] }] }), notices)))
     }), 60_000)
+
+  it.scopedLive("HB-3 HB-9 SessionStart context, PostToolUse updatedToolOutput (logged, citing the original), PostToolUse block feedback", () =>
+    Effect.gen(function*() {
+      const dir = tempRoot()
+      const root = tempRoot()
+      const notices: Array<string> = []
+      const start = script(dir, "start.sh", "#!/bin/bash\ncat > /dev/null\necho 'branch: main'\n")
+      const post = script(dir, "post.mjs",
+        "#!/usr/bin/env node\nlet s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const i=JSON.parse(s);" +
+          "if(i.tool_input.command==='echo secret'){console.log(JSON.stringify({hookSpecificOutput:{hookEventName:'PostToolUse',updatedToolOutput:'[redacted]',additionalContext:'output was redacted'}}))}" +
+          "else{process.stderr.write('lint failed');process.exit(2)}})\n")
+      yield* Effect.gen(function*() {
+        const t = yield* TestKit.agent({ session: { _tag: "New", cwd: root } })
+        yield* t.prompt("go")
+        const events = yield* t.events
+        const texts = resultTexts(events)
+        expect(texts[0]).toBe("[redacted]")
+        expect(texts[1]).toBe("PostToolUse hook feedback:\nlint failed")
+        const updated = ofType(events, "tool/output-updated")
+        expect(updated.map((e) => [e.data.callId, e.data.updated, e.data.handlerId])).toEqual([["c1", "[redacted]", "settings.json#PostToolUse[0].hooks[0]"]])
+        expect(JSON.stringify(updated[0]?.data.original)).toContain("secret")
+        const contexts = ofType(events, "context/message").map((e) => JSON.stringify(e.data.content))
+        expect(contexts.some((c) => c.includes("branch: main"))).toBe(true)
+        expect(contexts.some((c) => c.includes("output was redacted"))).toBe(true)
+        expect(ofType(events, "hook/invoked").map((e) => e.data.event)).toEqual(["PostToolUse", "PostToolUse"])
+        yield* Reconstruction.check(t)
+      }).pipe(Effect.provide(layer(root, [
+        Scripted.call("c1", "bash", args({ command: "echo secret" })),
+        Scripted.call("c2", "bash", args({ command: "echo other" })),
+        Scripted.text("done")
+      ], settingsOf({
+        SessionStart: [{ matcher: "startup", hooks: [{ type: "command", command: start }] }],
+        PostToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: post }] }]
+      }), notices)))
+    }), 30_000)
+
+  it.scopedLive("HB-11 cancelling the turn kills a running hook's whole process group", () =>
+    Effect.gen(function*() {
+      const dir = tempRoot()
+      const root = tempRoot()
+      const notices: Array<string> = []
+      const hang = script(dir, "hang.sh", "#!/bin/bash\nsleep 60 &\necho $! > \"$0.pid\"\nwait\n")
+      yield* Effect.gen(function*() {
+        const t = yield* TestKit.agent({ session: { _tag: "New", cwd: root } })
+        yield* t.agent.send([{ type: "text", text: "go" }])
+        while (!existsSync(`${hang}.pid`) || readFileSync(`${hang}.pid`, "utf8").trim() === "") yield* Effect.sleep(20)
+        yield* t.agent.cancel("stop")
+        yield* t.agent.whenIdle
+        const pid = Number(readFileSync(`${hang}.pid`, "utf8"))
+        expect(yield* ProcessGroup.awaitGone(pid, 5000)).toBe(true)
+        expect((yield* t.turnEnds)[0]?.kind).toBe("aborted")
+        expect(existsSync(join(root, "ran"))).toBe(false)
+      }).pipe(Effect.provide(layer(root, [Scripted.call("c1", "bash", args({ command: "touch ran" })), Scripted.text("done")],
+        settingsOf({ PreToolUse: [{ hooks: [{ type: "command", command: hang }] }] }), notices)))
+    }), 30_000)
 })
