@@ -273,11 +273,15 @@ export type Answer = boolean | undefined | "always-session" | "always-project"
  * @since 0.1.0
  * @category models
  */
-export type Prompt = (question: string, details?: Rendered) => Effect.Effect<Answer, LoopApproval.ApprovalError>
+export type Prompt = ((question: string, details?: Rendered) => Effect.Effect<Answer, LoopApproval.ApprovalError>) & {
+  /** set by prompts that understand the "always allow" answers (`a`, `p`); others are offered yes/no only */
+  readonly answersAlways?: boolean
+}
 
 /**
  * The `Loop/Approval` service answering through `prompt`. With the permission engine in context
- * the user may "always allow" the suggested rule; without it only yes/no is offered.
+ * and a prompt that `answersAlways`, the user may "always allow" the suggested rule; otherwise
+ * only yes/no is offered.
  *
  * @since 0.1.0
  * @category layers
@@ -292,7 +296,7 @@ export const layer = (
       LoopApproval.Approval.of({
         ask: (request) =>
           Effect.gen(function*() {
-            const rule = permissions._tag === "Some"
+            const rule = permissions._tag === "Some" && prompt.answersAlways === true
               ? PermissionRule.suggest(request.name, request.arguments, permissions.value.cwd)
               : undefined
             const rendered = render(request, {
@@ -351,8 +355,14 @@ export const terminalPrompt = (
   input: NodeJS.ReadableStream & { readonly isTTY?: boolean },
   output: NodeJS.WritableStream,
   options: { readonly discardMs?: number } = {}
-): Prompt =>
-(question, details) =>
+): Prompt => Object.assign(terminalAsk(input, output, options), { answersAlways: true })
+
+const terminalAsk = (
+  input: NodeJS.ReadableStream & { readonly isTTY?: boolean },
+  output: NodeJS.WritableStream,
+  options: { readonly discardMs?: number }
+) =>
+(question: string, details?: Rendered) =>
   Effect.async<Answer>((resume) => {
     const discardMs = options.discardMs ?? (input.isTTY === true ? DEFAULT_DISCARD_MS : 0)
     const offersRule = details?.rule !== undefined

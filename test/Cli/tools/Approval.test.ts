@@ -2,7 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { PassThrough } from "node:stream"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Layer from "effect/Layer"
+import * as Permissions from "../../../src/Cli/settings/Permissions.js"
+import * as Settings from "../../../src/Cli/settings/Settings.js"
 import * as Approval from "../../../src/Cli/tools/Approval.js"
+import * as LoopApproval from "../../../src/Loop/Approval.js"
 import type { CallId } from "../../../src/Llm/ContentBlock.js"
 import type { SessionId } from "../../../src/Llm/Message.js"
 
@@ -98,4 +103,29 @@ describe("Approval", () => {
       expect(viewed.shown).toContain("[y/a/p/v/N]")
       expect((yield* prompted((i) => i.write("p\n"), r.question, r)).result).toBe("always-project")
     }))
+
+  it.effect("layer: answering a remembers the offered rule for the session; a yes/no prompt is never offered it", () =>
+    Effect.gen(function*() {
+      const made = yield* Permissions.make({ cwd: "/ws", settings: Settings.empty, approval: "ask" })
+      const offered: Array<string | undefined> = []
+      const always = Object.assign(
+        (_q: string, d?: Approval.Rendered) => Effect.sync((): Approval.Answer => {
+          offered.push(d?.rule)
+          return "always-session"
+        }),
+        { answersAlways: true }
+      )
+      const withPermissions = Layer.succeed(Permissions.Permissions, made.service)
+      const svc = yield* Effect.provide(LoopApproval.Approval, Approval.layer(always).pipe(Layer.provide(withPermissions)))
+      expect(yield* svc.ask(request({ command: "npm test -- -w" }))).toBe("allow-once")
+      expect(offered).toEqual(["Bash(npm test:*)"])
+      expect(yield* made.service.decide("bash", { command: "npm test" })).toMatchObject({ decision: "allow", origin: "session" })
+      const plain: Approval.Prompt = (_q, d) => Effect.sync(() => {
+        offered.push(d?.rule)
+        return true
+      })
+      const svc2 = yield* Effect.provide(LoopApproval.Approval, Approval.layer(plain).pipe(Layer.provide(withPermissions)))
+      expect(yield* svc2.ask(request({ command: "ls" }))).toBe("allow-once")
+      expect(offered).toEqual(["Bash(npm test:*)", undefined])
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
