@@ -16,6 +16,7 @@ import { mcpConfigOption } from "./commands/Mcp.js"
 import { ExitCode } from "./ExitCode.js"
 import * as ProviderChoice from "./ProviderChoice.js"
 import type * as Sandbox from "./tools/internal/Sandbox.js"
+import * as SettingsFile from "./settings/SettingsFile.js"
 
 /**
  * The shared options.
@@ -57,7 +58,7 @@ export const options = {
   ),
   yes: Options.boolean("yes").pipe(
     Options.withAlias("y"),
-    Options.withDescription("approve mutating tools (write, edit, bash) without asking")
+    Options.withDescription("answer yes to every approval question (deny rules and plan mode still apply)")
   ),
   mcpConfig: mcpConfigOption,
   noSandbox: Options.boolean("no-sandbox").pipe(
@@ -68,7 +69,16 @@ export const options = {
   ),
   verbose: Options.boolean("verbose").pipe(
     Options.withDescription("detailed diagnostics on stderr (timestamps, annotations, full causes, debug lines)")
-  )
+  ),
+  permissionMode: Options.choice("permission-mode", SettingsFile.permissionModes).pipe(
+    Options.withDescription("default | acceptEdits | plan (read-only tools only) | bypassPermissions"),
+    Options.optional
+  ),
+  settings: Options.text("settings").pipe(
+    Options.withDescription("an extra settings file (hooks, permissions), read after the others"),
+    Options.optional
+  ),
+  noHooks: Options.boolean("no-hooks").pipe(Options.withDescription("run no command hooks from the settings files"))
 }
 
 /**
@@ -93,7 +103,26 @@ export interface Common {
   readonly noSandbox?: boolean
   readonly allowNetwork?: boolean
   readonly verbose: boolean
+  readonly permissionMode: Option.Option<SettingsFile.PermissionMode>
+  readonly settings: Option.Option<string>
+  readonly noHooks: boolean
 }
+
+/**
+ * The settings-related part of a {@link HarnessLayer.Setup} from the shared options.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const settingsOf = (common: Common): {
+  readonly permissionMode: SettingsFile.PermissionMode | undefined
+  readonly settingsFile: string | undefined
+  readonly noHooks: boolean
+} => ({
+  permissionMode: Option.getOrUndefined(common.permissionMode),
+  settingsFile: Option.getOrUndefined(common.settings),
+  noHooks: common.noHooks
+})
 
 /**
  * The bash sandbox policy of the flags (`--no-sandbox`, `--allow-network`).

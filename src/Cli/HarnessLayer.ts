@@ -2,8 +2,9 @@
  * The CLI's composition root: the ONE place that chooses concrete Layers. From a resolved
  * {@link Setup} it builds everything an agent needs: the `Llm` service with the chosen adapter
  * registered, the session store over the chosen durable backend (JSONL by default, SQLite on
- * request), the tool runtime with the built-in tools, the approval policy and the workspace
- * context plugin, and the agent factory.
+ * request), the tool runtime with the built-in tools, the settings files (permission rules and
+ * command hooks, `settings/`, `hooks/`), the approval prompt and the workspace context plugin, and
+ * the agent factory.
  *
  * @since 0.1.0
  */
@@ -30,6 +31,11 @@ import * as McpCli from "./commands/Mcp.js"
 import { ExitCode } from "./ExitCode.js"
 import type * as ProviderChoice from "./ProviderChoice.js"
 import * as ScriptErrors from "./ScriptErrors.js"
+import * as Bridge from "./hooks/Bridge.js"
+import * as AgentSessions from "./settings/AgentSessions.js"
+import * as Permissions from "./settings/Permissions.js"
+import * as Settings from "./settings/Settings.js"
+import type * as SettingsFile from "./settings/SettingsFile.js"
 import * as Approval from "./tools/Approval.js"
 import * as BuiltinTools from "./tools/index.js"
 import type * as Sandbox from "./tools/internal/Sandbox.js"
@@ -58,6 +64,12 @@ export interface Setup {
   readonly demoChunkDelay?: Duration.DurationInput | undefined
   /** MCP configuration files named with `--mcp-config` (the workspace's `.mcp.json` is always read) */
   readonly mcpConfig?: ReadonlyArray<string> | undefined
+  /** `--permission-mode` (else the settings' `defaultMode`, else `default`) */
+  readonly permissionMode?: SettingsFile.PermissionMode | undefined
+  /** `--settings FILE` */
+  readonly settingsFile?: string | undefined
+  /** `--no-hooks` */
+  readonly noHooks?: boolean | undefined
 }
 
 /**
@@ -126,12 +138,25 @@ export const routeOf = (choice: ProviderChoice.Choice): string =>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
+export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const at = yield* Settings.locations(setup.cwd, setup.settingsFile)
+    const settings = yield* Settings.load(at).pipe(Effect.mapError((e) => usage(`invalid settings: ${e.message}`)))
+    for (const w of settings.warnings) yield* Effect.sync(() => process.stderr.write(`effect-harness: ${w}\n`))
+    return compose(setup, settings)
+  })).pipe(Layer.provideMerge(NodeContext.layer))
+
+const terminalWidth = (): number => {
+  const columns = process.stderr.columns
+  return columns !== undefined && columns > 0 ? columns : 80
+}
+
+const compose = (setup: Setup, settings: Settings.Loaded) => {
   const persistence = setup.store === "sqlite"
     ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
     : Jsonl.layer(setup.storePath === undefined ? {} : { root: setup.storePath })
   const store = SessionStore.layer.pipe(
-    Layer.provide(Layer.mapError(persistence, (e) => new CliError({
+    Layer.provideMerge(Layer.mapError(persistence, (e) => new CliError({
       message: `cannot open the session store: ${e.message}`,
       exitCode: e._tag === "SessionError" ? ExitCode.Session : ExitCode.Usage
     })))
@@ -142,7 +167,11 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
       yield* Llm.register(adapter.providers, adapter).pipe(Effect.mapError((e) => usage(e.message)))
     })
   ).pipe(Layer.provideMerge(Llm.layer))
-  const approvalService = setup.prompt === undefined ? Layer.empty : Approval.layer(setup.prompt)
+  const permissionMode = setup.permissionMode ?? settings.defaultMode ?? "default"
+  const permissions = Permissions.layer({ cwd: setup.cwd, settings, mode: setup.permissionMode, approval: setup.approval })
+  const approvalService = setup.prompt === undefined
+    ? Layer.empty
+    : Approval.layer(setup.prompt, { width: terminalWidth }).pipe(Layer.provide(permissions))
   const workspace = Layer.mapError(
     Workspace.layer(setup.cwd),
     (e) => usage(`invalid workspace ${setup.cwd}: ${e.message}`)
@@ -156,11 +185,23 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> => {
       BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }),
       (e) => usage(e.message)
     ),
-    Layer.scopedDiscard(Approval.register(setup.approval)),
+    // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
+    Layer.scopedDiscard(Effect.zipRight(
+      setup.noHooks === true ? Effect.void : Bridge.install({ cwd: setup.cwd, settings, permissionMode }),
+      Permissions.install
+    )).pipe(Layer.provide(Layer.merge(AgentSessions.layer, permissions))),
     WorkspaceContext.layer({ maxBytes: WorkspaceContext.DEFAULT_MAX_BYTES, cwd: setup.cwd }),
-    McpCli.layer({ cwd: setup.cwd, explicitFiles: setup.mcpConfig ?? [], approval: setup.approval, prompt: setup.prompt })
+    McpCli.layer({
+      cwd: setup.cwd,
+      explicitFiles: setup.mcpConfig ?? [],
+      approval: setup.approval,
+      // MCP server approval is a yes/no question: "always" answers count as yes
+      prompt: setup.prompt === undefined
+        ? undefined
+        : (question: string) => Effect.map(setup.prompt!(question), (answer) => answer === undefined ? undefined : answer !== false)
+    })
   )
   const base = Layer.mergeAll(tools, Hooks.layer, SystemPrompt.layer, store, llm)
   const factory = Agent.layer.pipe(Layer.provideMerge(Layer.provideMerge(plugins, base)))
-  return factory.pipe(Layer.provide(workspace), Layer.provideMerge(NodeContext.layer))
+  return factory.pipe(Layer.provide(workspace))
 }

@@ -38,6 +38,7 @@ import type * as Scope from "effect/Scope"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
 import type { LlmCallConfig, Message, MessageSource } from "../Llm/Message.js"
 import type { Session } from "../Session/Session.js"
+import type { TurnEndReason } from "../Session/SessionEvent.js"
 import type { AgentControl } from "./AgentControl.js"
 import type { HookContext } from "./HookContext.js"
 import * as Interception from "./Interception.js"
@@ -116,7 +117,8 @@ export interface ContinuationReason {
 }
 
 /**
- * The turn-continuation decision (L-24).
+ * The turn-continuation decision (L-24). `End{reason}` ends the turn now with that end reason
+ * (e.g. a command hook's `continue:false`, HB-7), skipping `turn-stop`; an abort still wins (L-27).
  *
  * @since 0.1.0
  * @category models
@@ -124,6 +126,7 @@ export interface ContinuationReason {
 export type ContinuationDecision = Data.TaggedEnum<{
   Stop: {}
   Continue: { readonly reason?: ContinuationReason }
+  End: { readonly reason: TurnEndReason }
 }>
 
 /**

@@ -407,7 +407,13 @@ const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect
       { agent, turn: ctx.turn, step: ctx.step, default: fallback },
       (input) => Effect.succeed(input.default)
     )
+    let ended: TurnEndReason | undefined
     const again: boolean = yield* Hooks.ContinuationDecision.$match(decision, {
+      End: ({ reason }) =>
+        Effect.sync(() => {
+          ended = reason
+          return false
+        }),
       Continue: ({ reason }) =>
         reason === undefined
           ? Effect.succeed(true)
@@ -436,6 +442,7 @@ const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect
       return end({ kind: "max-steps", steps: ctx.step })
     }
     if (again) return next
+    if (ended !== undefined) return end(ended)
     return end(ctx.maxTokens ? { kind: "max-tokens" } : { kind: "completed" })
   })
 

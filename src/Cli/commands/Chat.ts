@@ -125,7 +125,8 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
       approval,
       prompt,
       mcpConfig: args.mcpConfig,
-      sandbox: CommonOptions.sandboxOf(args)
+      sandbox: CommonOptions.sandboxOf(args),
+      ...CommonOptions.settingsOf(args)
     }
     // SIGTERM, SIGHUP and a closed stdout end the chat like Ctrl-C ends a turn, then exit
     const stops = yield* Signals.listen(["SIGTERM", "SIGHUP"])

@@ -208,7 +208,8 @@ export const command = Command.make(
         approval,
         prompt: approval === "ask" ? Approval.terminalPrompt(process.stdin, process.stderr) : undefined,
         mcpConfig: args.mcpConfig,
-        sandbox: CommonOptions.sandboxOf(args)
+        sandbox: CommonOptions.sandboxOf(args),
+        ...CommonOptions.settingsOf(args)
       }
       const result = yield* runOnce({ common: args, choice, cwd, prompt, json: args.json }).pipe(
         Effect.provide(HarnessLayer.layer(setup))

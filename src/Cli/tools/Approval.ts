@@ -1,33 +1,38 @@
 /**
- * The approval policy of the mutating built-in tools (`write`, `edit`, `bash`).
+ * The approval prompt of the CLI, and the legacy approval policy of the mutating built-in tools.
  *
- * Three modes, chosen by the CLI with {@link modeFor}:
- * - `"auto"` (`--yes`): mutating calls run without asking.
- * - `"ask"` (interactive TTY, no `--yes`): a `pre-execute` listener turns the downstream `Allow`
- *   for a mutating call into `Ask{reason}`; the loop's pipeline then puts it to the
- *   `Loop/Approval` service, which the CLI provides with {@link layer} and a prompt function
- *   (e.g. {@link terminalPrompt}). Only "yes" lets the call run (T-3).
- * - `"deny"` (non-interactive, no `--yes`): mutating calls are denied with a reason telling the
- *   model (and the user reading the log) that approval is impossible and how to allow them.
+ * The prompt cannot be spoofed by the model's arguments:
+ * - the WHOLE call is shown (`bash` command, `write` content, `edit` old/new text), wrapped to the
+ *   terminal width and never truncated; a long call shows its first lines and an explicit
+ *   `… N more lines (answer v to view all)`, and `v` prints every line before asking again;
+ * - control characters are neutralised ({@link neutralize}): ESC, other C0/C1 controls, DEL and
+ *   invisible/bidirectional format characters are shown as inert escapes (`\x1b`, `\u202e`), so an
+ *   ANSI payload (cursor-up, erase-line) is displayed as text and cannot redraw the prompt;
+ * - type-ahead is discarded: on a terminal, whatever was typed before the question appears is
+ *   read and thrown away during a short settle window ({@link DEFAULT_DISCARD_MS}) before the
+ *   question is printed, so a `y` typed early cannot answer it;
+ * - besides yes/no, the user can "always allow" the suggested rule (`Bash(npm test:*)`, …) for
+ *   this session (`a`) or for this project (`p`, written to `.effect-harness/settings.local.json`).
  *
- * The listener delegates first (L-36): a downstream `Deny` or `Ask` from other policy is kept, so
- * this policy can only tighten, never grant. Read-only tools are never affected.
+ * End of input answers "cancelled": the call is denied and the model reads `approval was
+ * cancelled`.
  *
- * Decisions (DEC-10): the prompt shows one line per call (`bash: <command>`, `write <path> (N
- * bytes)`, `edit <path>`); any answer other than `y`/`yes` rejects; "always" answers are not offered
- * (a remembered policy belongs to the prompt). When the input ends (Ctrl-D) the call is denied with
- * {@link INPUT_CLOSED}, and so is every later call of the turn, which then completes and is saved.
+ * The policy part ({@link modeFor}, {@link preExecute}, {@link register}) is kept for embedders;
+ * the CLI decides with the permission engine (`settings/Permissions`).
+ * When the input ends (Ctrl-D, a closed pipe) the call is denied with {@link INPUT_CLOSED}, and so is every later
+ * call of the turn (the prompt answers at once on ended input), which then completes and is saved.
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as NodeReadline from "node:readline"
 import type { Json } from "../../Llm/Json.js"
 import * as LoopApproval from "../../Loop/Approval.js"
 import * as ToolHooks from "../../Loop/ToolHooks.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
+import * as PermissionRule from "../settings/PermissionRule.js"
+import * as Permissions from "../settings/Permissions.js"
 
 /**
  * The approval modes.
@@ -68,13 +73,33 @@ const field = (args: Json, key: string): string | undefined => {
   return typeof v === "string" ? v : undefined
 }
 
+/**
+ * Makes text inert for a terminal: every C0 control but newline, DEL, every C1 control and the
+ * invisible / bidirectional format characters become visible escapes (`\x1b`, `\t`, `\r`,
+ * `\u202e`). Newlines are kept (the caller shows them as line breaks).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const neutralize = (text: string): string =>
+  text.replace(
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/g,
+    (c) => {
+      if (c === "\t") return "\\t"
+      if (c === "\r") return "\\r"
+      const code = c.charCodeAt(0)
+      return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`
+    }
+  )
+
 const oneLine = (text: string, max = 200): string => {
-  const flat = text.replace(/\s*\n\s*/g, " ⏎ ")
+  const flat = neutralize(text).replace(/\s*\n\s*/g, " ⏎ ")
   return flat.length > max ? `${flat.slice(0, max)}…` : flat
 }
 
 /**
- * A one-line human summary of a call (used in prompts and reasons).
+ * A one-line human summary of a call (for logs and reasons; the prompt shows the whole call).
  *
  * @since 0.1.0
  * @category utils
@@ -85,12 +110,113 @@ export const summarize = (name: string, args: Json): string => {
       return `bash: ${oneLine(field(args, "command") ?? "")}`
     case "write": {
       const content = field(args, "content")
-      return `write ${field(args, "file_path") ?? "?"}${content !== undefined ? ` (${Buffer.byteLength(content)} bytes)` : ""}`
+      return `write ${oneLine(field(args, "file_path") ?? "?")}${content !== undefined ? ` (${Buffer.byteLength(content)} bytes)` : ""}`
     }
     case "edit":
-      return `edit ${field(args, "file_path") ?? "?"}`
+      return `edit ${oneLine(field(args, "file_path") ?? "?")}`
     default:
-      return name
+      return oneLine(name)
+  }
+}
+
+/**
+ * The body lines of a call, before wrapping: the whole command / content, neutralised.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const bodyLines = (name: string, args: Json): ReadonlyArray<string> => {
+  const lines = (text: string, prefix = "") => neutralize(text).split("\n").map((l) => `${prefix}${l}`)
+  switch (name) {
+    case "bash":
+      return lines(field(args, "command") ?? "")
+    case "write": {
+      const content = field(args, "content") ?? ""
+      return [`file: ${neutralize(field(args, "file_path") ?? "?")} (${Buffer.byteLength(content)} bytes)`, ...lines(content)]
+    }
+    case "edit":
+      return [
+        `file: ${neutralize(field(args, "file_path") ?? "?")}`,
+        ...lines(field(args, "old_string") ?? "", "- "),
+        ...lines(field(args, "new_string") ?? "", "+ ")
+      ]
+    default:
+      return lines(JSON.stringify(args, null, 2))
+  }
+}
+
+/**
+ * Hard-wraps lines to `width` columns; continuation segments are marked.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const wrap = (lines: ReadonlyArray<string>, width: number): ReadonlyArray<string> => {
+  const w = Math.max(20, width - 4)
+  const out: Array<string> = []
+  for (const line of lines) {
+    const chars = Array.from(line)
+    if (chars.length === 0) out.push("  │ ")
+    for (let i = 0; i < chars.length; i += w) out.push(`${i === 0 ? "  │ " : "  ┊ "}${chars.slice(i, i + w).join("")}`)
+  }
+  return out
+}
+
+/**
+ * The default number of body lines shown before "N more lines".
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_LINES = 40
+
+/**
+ * What the prompt shows for one request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Rendered {
+  /** the question as shown first (possibly summarised) */
+  readonly question: string
+  /** every line of the call (for `v`) */
+  readonly full: string
+  /** body lines left out of `question` */
+  readonly hidden: number
+  /** the rule offered for "always allow" */
+  readonly rule?: string
+}
+
+/**
+ * Renders the question for a request.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const render = (
+  request: LoopApproval.ApprovalRequest,
+  options: { readonly width?: number; readonly maxLines?: number; readonly rule?: string | undefined } = {}
+): Rendered => {
+  const body = wrap(bodyLines(request.name, request.arguments), options.width ?? 80)
+  const max = options.maxLines ?? DEFAULT_MAX_LINES
+  const shown = body.length > max ? body.slice(0, max - 1) : body
+  const hidden = body.length - shown.length
+  const reason = request.reason === undefined || request.reason === summarize(request.name, request.arguments)
+    ? ""
+    : ` (${oneLine(request.reason)})`
+  const header = `Allow ${oneLine(request.name)}${reason}?`
+  const choices = [
+    "[y] yes once",
+    ...(options.rule === undefined ? [] : [`[a] always allow ${neutralize(options.rule)} this session`, "[p] … and for this project"]),
+    ...(hidden > 0 ? ["[v] view all"] : []),
+    "[n] no"
+  ].join("  ")
+  const more = hidden > 0 ? [`  … ${hidden} more line${hidden === 1 ? "" : "s"} (answer v to view all)`] : []
+  return {
+    question: [header, ...shown, ...more, choices].join("\n"),
+    full: [header, ...body].join("\n"),
+    hidden,
+    ...(options.rule === undefined ? {} : { rule: options.rule })
   }
 }
 
@@ -105,7 +231,7 @@ export const nonInteractiveReason = (name: string): string =>
   `the call was not run (the user can allow such calls with --yes)`
 
 /**
- * The `pre-execute` middleware of a mode.
+ * The `pre-execute` middleware of a mode (the legacy policy; the CLI uses `settings/Permissions`).
  *
  * @since 0.1.0
  * @category listeners
@@ -125,7 +251,7 @@ export const preExecute = (mode: Mode) =>
 }
 
 /**
- * Installs the policy's `pre-execute` listener on the tool runtime for the scope.
+ * Installs the legacy policy's `pre-execute` listener on the tool runtime for the scope.
  *
  * @since 0.1.0
  * @category registration
@@ -134,34 +260,71 @@ export const register = (mode: Mode): Effect.Effect<void, never, ToolRuntime.Too
   ToolRuntime.onPreExecute(preExecute(mode))
 
 /**
- * A prompt: asks the user about one call; `true` = allow once, `false` = reject, `undefined` =
- * no answer (the input ended).
+ * A prompt's answer: `true` = allow once, `false` = reject, `undefined` = cancelled (end of input,
+ * Ctrl-C), or "always allow the offered rule" for this session / project.
  *
  * @since 0.1.0
  * @category models
  */
-export type Prompt = (question: string) => Effect.Effect<boolean | undefined, LoopApproval.ApprovalError>
+export type Answer = boolean | undefined | "always-session" | "always-project"
 
 /**
- * The `Loop/Approval` service answering through `prompt`. Provide it to `ToolRuntime.layer`.
+ * A prompt: asks the user about one call. `question` is the rendered, neutralised text (a prompt
+ * that only understands yes/no may ignore `details`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Prompt = ((question: string, details?: Rendered) => Effect.Effect<Answer, LoopApproval.ApprovalError>) & {
+  /** set by prompts that understand the "always allow" answers (`a`, `p`); others are offered yes/no only */
+  readonly answersAlways?: boolean
+}
+
+/**
+ * The `Loop/Approval` service answering through `prompt`. With the permission engine in context
+ * and a prompt that `answersAlways`, the user may "always allow" the suggested rule; otherwise
+ * only yes/no is offered.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (prompt: Prompt): Layer.Layer<LoopApproval.Approval> =>
-  LoopApproval.layer((request) =>
-    Effect.flatMap(
-      prompt(`Allow ${request.reason ?? summarize(request.name, request.arguments)}?`),
-      (answer): Effect.Effect<LoopApproval.ApprovalDecision, LoopApproval.ApprovalError> =>
-        answer === undefined
-          ? Effect.fail(new LoopApproval.ApprovalError({ message: INPUT_CLOSED }))
-          : Effect.succeed(answer ? "allow-once" : "reject")
-    )
+export const layer = (
+  prompt: Prompt,
+  options: { readonly width?: () => number; readonly maxLines?: number } = {}
+): Layer.Layer<LoopApproval.Approval> =>
+  Layer.effect(
+    LoopApproval.Approval,
+    Effect.map(Effect.serviceOption(Permissions.Permissions), (permissions) =>
+      LoopApproval.Approval.of({
+        ask: (request) =>
+          Effect.gen(function*() {
+            const rule = permissions._tag === "Some" && prompt.answersAlways === true
+              ? PermissionRule.suggest(request.name, request.arguments, permissions.value.cwd)
+              : undefined
+            const rendered = render(request, {
+              width: options.width?.() ?? 80,
+              ...(options.maxLines === undefined ? {} : { maxLines: options.maxLines }),
+              rule
+            })
+            const answer = yield* prompt(rendered.question, rendered)
+            if (answer === undefined) return yield* new LoopApproval.ApprovalError({ message: INPUT_CLOSED })
+            if (answer === true) return "allow-once" as const
+            if (answer === false) return "reject" as const
+            if (permissions._tag === "Some" && rule !== undefined) {
+              yield* permissions.value.remember(rule, answer === "always-session" ? "session" : "project").pipe(
+                Effect.catchAll((e) =>
+                  Effect.sync(() => void process.stderr.write(`effect-harness: the rule was not saved: ${e.message}\n`))
+                )
+              )
+            }
+            return "allow-once" as const
+          })
+      }))
   )
 
 /**
- * Why a call is denied when the prompt's input ended (Ctrl-D, a closed pipe): the model reads
- * it in the call's error result.
+ * Why a call is denied when the prompt's input ended (Ctrl-D, a closed pipe): the model reads it in the call's
+ * error result.
  *
  * @since 0.1.0
  * @category constants
@@ -169,32 +332,103 @@ export const layer = (prompt: Prompt): Layer.Layer<LoopApproval.Approval> =>
 export const INPUT_CLOSED = "no answer: input closed"
 
 /**
- * A minimal terminal prompt over a readable and a writable stream (e.g. `process.stdin` and
- * `process.stderr`): prints `<question> [y/N] ` and reads one line. Interruption closes the
- * prompt. A chat UI that owns the terminal should pass its own {@link Prompt} instead.
+ * How long typed-ahead input is read and discarded before a question on a terminal (ms).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_DISCARD_MS = 150
+
+/**
+ * Parses an answer line (`v` is handled by the prompt).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const parseAnswer = (line: string, offersRule: boolean): Answer => {
+  const a = line.trim().toLowerCase()
+  if (a === "y" || a === "yes") return true
+  if (offersRule && (a === "a" || a === "always")) return "always-session"
+  if (offersRule && a === "p") return "always-project"
+  return false
+}
+
+/**
+ * A terminal prompt over a readable and a writable stream (e.g. `process.stdin` and
+ * `process.stderr`): discards type-ahead (on a TTY, for `discardMs`), prints the question and
+ * reads answer lines (`v` prints the whole call and asks again). End of input → cancelled.
+ * Interruption closes the prompt. A chat UI that owns the terminal passes its own {@link Prompt}.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const terminalPrompt = (input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Prompt => (question) =>
-  Effect.async<boolean | undefined>((resume) => {
-    const rl = NodeReadline.createInterface({ input, output, terminal: false })
-    let done = false
-    const finish = (answer: boolean | undefined) => {
-      if (done) return
-      done = true
-      rl.close()
+export const terminalPrompt = (
+  input: NodeJS.ReadableStream & { readonly isTTY?: boolean },
+  output: NodeJS.WritableStream,
+  options: { readonly discardMs?: number } = {}
+): Prompt => Object.assign(terminalAsk(input, output, options), { answersAlways: true })
+
+const terminalAsk = (
+  input: NodeJS.ReadableStream & { readonly isTTY?: boolean },
+  output: NodeJS.WritableStream,
+  options: { readonly discardMs?: number }
+) =>
+(question: string, details?: Rendered) =>
+  Effect.async<Answer>((resume) => {
+    const discardMs = options.discardMs ?? (input.isTTY === true ? DEFAULT_DISCARD_MS : 0)
+    const offersRule = details?.rule !== undefined
+    const keys = `[y${offersRule ? "/a/p" : ""}${details !== undefined && details.hidden > 0 ? "/v" : ""}/N]`
+    let phase: "discard" | "ask" | "done" = "discard"
+    let buffer = ""
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const cleanup = () => {
+      phase = "done"
+      if (timer !== undefined) clearTimeout(timer)
+      input.off("data", onData)
+      input.off("end", onEnd)
+      input.off("close", onEnd)
+      input.pause()
+    }
+    const finish = (answer: Answer) => {
+      if (phase === "done") return
+      cleanup()
       resume(Effect.succeed(answer))
     }
-    rl.once("close", () => finish(undefined))
-    // input that already ended never emits "close" again: answer at once
+    const handle = (line: string) => {
+      if (line.trim().toLowerCase() === "v" && details !== undefined) {
+        output.write(`${details.full}\n${keys} `)
+        return
+      }
+      finish(parseAnswer(line, offersRule))
+    }
+    function onData(chunk: string | Buffer) {
+      if (phase !== "ask") return
+      buffer += typeof chunk === "string" ? chunk : chunk.toString("utf8")
+      for (let nl = buffer.indexOf("\n"); nl >= 0 && phase === "ask"; nl = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, nl).replace(/\r$/, "")
+        buffer = buffer.slice(nl + 1)
+        handle(line)
+      }
+    }
+    function onEnd() {
+      finish(undefined)
+    }
+    const ask = () => {
+      if (phase !== "discard") return
+      phase = "ask"
+      buffer = ""
+      output.write(`${question} ${keys} `)
+    }
+    input.on("data", onData)
+    input.on("end", onEnd)
+    input.on("close", onEnd)
+    input.resume()
+    // input that already ended never emits "end" again: answer at once
     if ((input as { readonly readableEnded?: boolean }).readableEnded === true) {
       finish(undefined)
-      return Effect.void
+      return Effect.sync(cleanup)
     }
-    rl.question(`${question} [y/N] `, (line) => finish(/^\s*y(es)?\s*$/i.test(line)))
-    return Effect.sync(() => {
-      done = true
-      rl.close()
-    })
+    if (discardMs > 0) timer = setTimeout(ask, discardMs)
+    else ask()
+    return Effect.sync(cleanup)
   })

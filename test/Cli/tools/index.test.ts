@@ -131,7 +131,10 @@ describe("built-in tools as loop tools", () => {
         const rs = results(yield* a.events)
         expect(resultText(rs[0])).toBe("Created yes.txt (1 bytes, 1 line)")
         expect(resultText(rs[1])).toBe("Error: the user rejected the tool call")
-        expect(yield* Ref.get(asked)).toEqual(["Allow write yes.txt (1 bytes)?", "Allow write no.txt (1 bytes)?"])
+        expect(yield* Ref.get(asked)).toEqual([
+          "Allow write?\n  │ file: yes.txt (1 bytes)\n  │ y\n[y] yes once  [n] no",
+          "Allow write?\n  │ file: no.txt (1 bytes)\n  │ n\n[y] yes once  [n] no"
+        ])
         expect(yield* fs.exists(`${root}/no.txt`)).toBe(false)
       }).pipe(
         Effect.provide(

@@ -1,0 +1,242 @@
+/**
+ * Layered settings (HB-1): every settings file that exists is read and merged. Hooks and permission
+ * rules from every file apply; scalar settings (`permissions.defaultMode`, `stopHookLimit`) are
+ * taken from the last file that sets them.
+ *
+ * Files, in merge order (later wins for scalars):
+ * 1. `~/.claude/settings.json` (Claude dialect)
+ * 2. `<home>/settings.json` (`$EFFECT_HARNESS_HOME`, else `~/.effect-harness`)
+ * 3. `.claude/settings.json`, 4. `.claude/settings.local.json` (Claude dialect)
+ * 5. `.codex/hooks.json` (Codex dialect)
+ * 6. `.effect-harness/settings.json`, 7. `.effect-harness/settings.local.json`
+ * 8. `--settings FILE`
+ *
+ * [DECISION] (0008) the compatibility files come before ours, so our own files win a scalar
+ * conflict; rules and hooks are additive anyway.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as NodeOs from "node:os"
+import * as SettingsFile from "./SettingsFile.js"
+
+/**
+ * One configured command-hook handler (HB-2), flattened.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HookEntry {
+  /** the event name as configured (`PreToolUse`, …) */
+  readonly event: string
+  readonly matcher: string | undefined
+  readonly command: string
+  /** seconds */
+  readonly timeout: number | undefined
+  readonly onFailure: "continue" | "block"
+  readonly dialect: SettingsFile.Dialect
+  /** display path of the file */
+  readonly file: string
+  /** stable id: `<file>#<event>[group].hooks[index]` */
+  readonly id: string
+}
+
+/**
+ * One permission rule with its origin (HB-12).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RuleEntry {
+  readonly kind: "allow" | "deny" | "ask"
+  readonly text: string
+  /** display path of the file, or `session` */
+  readonly origin: string
+}
+
+/**
+ * Everything the settings files say.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Loaded {
+  /** display paths of the files read, in merge order */
+  readonly files: ReadonlyArray<string>
+  readonly hooks: ReadonlyArray<HookEntry>
+  readonly rules: ReadonlyArray<RuleEntry>
+  readonly defaultMode: SettingsFile.PermissionMode | undefined
+  readonly stopHookLimit: number | undefined
+  readonly warnings: ReadonlyArray<string>
+}
+
+/**
+ * Nothing configured.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const empty: Loaded = { files: [], hooks: [], rules: [], defaultMode: undefined, stopHookLimit: undefined, warnings: [] }
+
+/**
+ * A file to read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Source {
+  readonly path: string
+  readonly display: string
+  readonly dialect: SettingsFile.Dialect
+}
+
+/**
+ * Where to look.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Locations {
+  /** absolute workspace root */
+  readonly cwd: string
+  /** the harness home (`$EFFECT_HARNESS_HOME`, else `~/.effect-harness`) */
+  readonly home: string
+  /** the user's home directory (for `~/.claude`) */
+  readonly userHome: string
+  /** `--settings FILE` */
+  readonly extra?: string | undefined
+}
+
+/**
+ * The project-local file where "always allow for this project" answers are written.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const projectLocalFile = (cwd: string): string => `${cwd}/.effect-harness/settings.local.json`
+
+/**
+ * The files of {@link Locations}, in merge order.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sources = (at: Locations): ReadonlyArray<Source> => {
+  const project = (rel: string, dialect: SettingsFile.Dialect): Source => ({
+    path: `${at.cwd}/${rel}`,
+    display: rel,
+    dialect
+  })
+  return [
+    { path: `${at.userHome}/.claude/settings.json`, display: "~/.claude/settings.json", dialect: "claude" },
+    { path: `${at.home}/settings.json`, display: `${at.home}/settings.json`, dialect: "harness" },
+    project(".claude/settings.json", "claude"),
+    project(".claude/settings.local.json", "claude"),
+    project(".codex/hooks.json", "codex"),
+    project(".effect-harness/settings.json", "harness"),
+    project(".effect-harness/settings.local.json", "harness"),
+    ...(at.extra === undefined ? [] : [{ path: at.extra, display: at.extra, dialect: "harness" as const }])
+  ]
+}
+
+/**
+ * Merges decoded files (pure), in order.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const merge = (
+  files: ReadonlyArray<{ readonly source: Source; readonly decoded: SettingsFile.Decoded }>
+): Loaded => {
+  const hooks: Array<HookEntry> = []
+  const rules: Array<RuleEntry> = []
+  const warnings: Array<string> = []
+  let defaultMode: SettingsFile.PermissionMode | undefined
+  let stopHookLimit: number | undefined
+  for (const { decoded, source } of files) {
+    warnings.push(...decoded.warnings)
+    const s = decoded.settings
+    for (const [event, groups] of Object.entries(s.hooks ?? {})) {
+      groups.forEach((group, g) =>
+        group.hooks.forEach((handler, h) => {
+          if (handler.type !== "command" || handler.command === undefined || handler.command.trim() === "") return
+          hooks.push({
+            event,
+            matcher: group.matcher,
+            command: handler.command,
+            timeout: handler.timeout,
+            onFailure: handler.onFailure ?? "continue",
+            dialect: source.dialect,
+            file: source.display,
+            id: `${source.display}#${event}[${g}].hooks[${h}]`
+          })
+        })
+      )
+    }
+    for (const kind of ["deny", "ask", "allow"] as const) {
+      for (const text of s.permissions?.[kind] ?? []) rules.push({ kind, text, origin: source.display })
+    }
+    if (s.permissions?.defaultMode !== undefined) defaultMode = s.permissions.defaultMode
+    if (s.stopHookLimit !== undefined) stopHookLimit = s.stopHookLimit
+  }
+  return { files: files.map((f) => f.source.display), hooks, rules, defaultMode, stopHookLimit, warnings }
+}
+
+/**
+ * Reads and merges every file that exists. A file that exists but cannot be read or decoded fails
+ * with a one-line {@link SettingsFile.SettingsError}; `--settings FILE` must exist.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const load = (
+  at: Locations
+): Effect.Effect<Loaded, SettingsFile.SettingsError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const read: Array<{ readonly source: Source; readonly decoded: SettingsFile.Decoded }> = []
+    for (const source of sources(at)) {
+      const exists = yield* fs.exists(source.path).pipe(Effect.orElseSucceed(() => false))
+      if (!exists) {
+        if (source.path === at.extra) {
+          return yield* new SettingsFile.SettingsError({ file: source.display, message: `${source.display}: no such settings file` })
+        }
+        continue
+      }
+      const text = yield* fs.readFileString(source.path).pipe(
+        Effect.mapError((e) =>
+          new SettingsFile.SettingsError({ file: source.display, message: `${source.display}: cannot read (${e.message})` })
+        )
+      )
+      const decoded = SettingsFile.decode(source.display, text, source.dialect)
+      if (Either.isLeft(decoded)) return yield* decoded.left
+      read.push({ source, decoded: decoded.right })
+    }
+    return merge(read)
+  })
+
+/**
+ * The default {@link Locations} for a workspace: harness home from `$EFFECT_HARNESS_HOME` (else
+ * `~/.effect-harness`), user home from `$HOME` (else the OS home directory).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const locations = (cwd: string, extra?: string): Effect.Effect<Locations, never, Path.Path> =>
+  Effect.gen(function*() {
+    const path = yield* Path.Path
+    const env = (name: string) => Config.option(Config.string(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+    const userHome = Option.getOrElse(Option.filter(yield* env("HOME"), (h) => h !== ""), () => NodeOs.homedir())
+    const harnessHome = Option.filter(yield* env("EFFECT_HARNESS_HOME"), (h) => h !== "")
+    return {
+      cwd,
+      userHome,
+      home: Option.isSome(harnessHome) ? path.resolve(harnessHome.value) : path.join(userHome, ".effect-harness"),
+      extra: extra === undefined ? undefined : path.resolve(cwd, extra)
+    }
+  })

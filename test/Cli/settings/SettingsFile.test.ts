@@ -1,0 +1,69 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as SettingsFile from "../../../src/Cli/settings/SettingsFile.js"
+
+const decode = (text: string, dialect: SettingsFile.Dialect = "harness") => SettingsFile.decode("proj/settings.json", text, dialect)
+
+describe("SettingsFile (HB-1, HB-2)", () => {
+  it("HB-2: decodes hooks and permissions", () => {
+    const r = decode(JSON.stringify({
+      hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "x.sh", timeout: 5, onFailure: "block" }] }] },
+      permissions: { allow: ["Read"], deny: ["Bash(rm:*)"], defaultMode: "plan" }
+    }))
+    expect(Either.isRight(r)).toBe(true)
+    if (Either.isRight(r)) {
+      expect(r.right.settings.hooks?.["PreToolUse"]?.[0]?.hooks[0]?.onFailure).toBe("block")
+      expect(r.right.settings.permissions?.defaultMode).toBe("plan")
+      expect(r.right.warnings).toEqual([])
+    }
+  })
+
+  it("HB-1: malformed JSON is one line naming file and line", () => {
+    const r = decode("{\n  \"hooks\": {\n    \"Stop\": [,]\n  }\n}")
+    expect(Either.isLeft(r)).toBe(true)
+    if (Either.isLeft(r)) {
+      expect(r.left.message).toMatch(/^proj\/settings\.json line 3: not valid JSON$/)
+    }
+  })
+
+  it("HB-1: a wrong type names file, line and key in one line", () => {
+    const text = "{\n  \"permissions\": {\n    \"allow\": [\"Read\"],\n    \"deny\": \"Bash\"\n  }\n}"
+    const r = decode(text)
+    expect(Either.isLeft(r)).toBe(true)
+    if (Either.isLeft(r)) {
+      expect(r.left.message).toContain("proj/settings.json line 4")
+      expect(r.left.message).toContain("\"permissions.deny\"")
+      expect(r.left.message).not.toContain("\n")
+    }
+    const bad = decode("{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"x\", \"onFailure\": \"maybe\"}]}]}}")
+    expect(Either.isLeft(bad) && bad.left.message).toContain("\"hooks.Stop[0].hooks[0].onFailure\"")
+  })
+
+  it("HB-1: unknown keys warn (ours), Claude Code's other keys are ignored silently", () => {
+    const ours = decode(JSON.stringify({ hooks: {}, colour: "red" }))
+    expect(Either.isRight(ours) && ours.right.warnings).toEqual(["proj/settings.json: unknown key \"colour\" ignored"])
+    const claude = decode(JSON.stringify({ model: "x", env: {}, permissions: { allow: [], additionalDirectories: ["/x"] } }), "claude")
+    expect(Either.isRight(claude) && claude.right.warnings).toEqual([])
+  })
+
+  it("HB-2: other handler types are reported as unsupported", () => {
+    const r = decode(JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "prompt", prompt: "x" }] }] } }))
+    expect(Either.isRight(r) && r.right.warnings[0]).toContain("unsupported type \"prompt\"")
+  })
+})
+
+describe("SettingsFile messages", () => {
+  it("HB-1: errors are in the user's words, never a schema dump", () => {
+    const cases: Array<[string, string]> = [
+      ["{\"hooks\": {\"Stop\": \"nope\"}}", "\"hooks.Stop\" must be a list (found \"nope\")"],
+      ["{\"permissions\": {\"defaultMode\": \"yolo\"}}", "\"permissions.defaultMode\" must be one of \"default\", \"acceptEdits\", \"plan\", \"bypassPermissions\""],
+      ["{\"hooks\": {\"Stop\": [{}]}}", "\"hooks.Stop[0].hooks\" is required"],
+      ["{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"x\", \"timeout\": -1}]}]}}", "must be a positive number"]
+    ]
+    for (const [text, expected] of cases) {
+      const r = SettingsFile.decode("s.json", text, "harness")
+      expect(Either.isLeft(r) && r.left.message).toContain(expected)
+      expect(Either.isLeft(r) && r.left.message).not.toMatch(/ReadonlyArray|Expected/)
+    }
+  })
+})
