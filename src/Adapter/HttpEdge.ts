@@ -18,6 +18,12 @@
  *   `retry-after-ms` (milliseconds, preferred when present) or `retry-after` (seconds or HTTP
  *   date); a 2xx with an empty body is `EMPTY_RESPONSE`; socket errors (connect, reset, a body cut
  *   mid-read) are `TRANSPORT`; an invalid URL is `INVALID_REQUEST`.
+ * - Timers are byte-level and live here (DEC-3, issue 11), read from `Retry.Policy`: the
+ *   **first-byte timeout** runs from the start of the request until the first byte of the response
+ *   *body* (headers alone do not count; an SSE comment, an Anthropic `ping` or a role-only delta
+ *   does), the **idle timeout** between two reads of body bytes of any kind. Both fail with
+ *   `TIMEOUT`; whether that is retried is the `Llm` retry policy's call (retryable while the attempt
+ *   emitted no chunk; after chunks it goes to request recovery, L-20).
  * - The response body is consumed inside the request's scope (`Stream.unwrapScoped` +
  *   `HttpClient.withScope`): when the consumer stops or is interrupted, the request is aborted and
  *   the connection closed.
@@ -30,10 +36,13 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as LlmError from "../Llm/LlmError.js"
+import * as Retry from "../Llm/Retry.js"
 import packageJson from "../../package.json" with { type: "json" }
 
 // ---------------------------------------------------------------------------------------------
@@ -203,14 +212,91 @@ const retryAfter = (response: HttpClientResponse.HttpClientResponse, now: number
 }
 
 /**
+ * The byte-level timers of one request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Timers {
+  /** from the start of the request to the first body byte */
+  readonly firstByte: Duration.Duration
+  /** between two reads of body bytes */
+  readonly idle: Duration.Duration
+}
+
+const timeoutError = (first: boolean, limit: Duration.Duration, provider: string): LlmError.ProviderError =>
+  LlmError.providerError(
+    "TIMEOUT",
+    first
+      ? `no response body from the model within ${Duration.format(limit)} (first-byte timeout)`
+      : `model stream sent nothing for ${Duration.format(limit)} (idle timeout)`,
+    { provider }
+  )
+
+/**
+ * Applies byte-level timers to a byte stream: the first pull (which sends the request and waits for
+ * the headers) and every later pull until a non-empty read are bounded by the first-byte limit,
+ * then each wait for the next non-empty read by the idle limit. A deadline is kept, so empty reads
+ * never reset it. `Duration.infinity` disables a timer.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withByteTimers = <E>(
+  bytes: Stream.Stream<Uint8Array, E>,
+  timers: Timers,
+  provider: string
+): Stream.Stream<Uint8Array, E | LlmError.ProviderError> => {
+  const firstFinite = Duration.isFinite(timers.firstByte)
+  const idleFinite = Duration.isFinite(timers.idle)
+  if (!firstFinite && !idleFinite) return bytes
+  return Stream.unwrapScoped(Effect.gen(function*() {
+    let sawByte = false
+    let since = yield* Clock.currentTimeMillis
+    const pull = yield* Stream.toPull(bytes)
+    const timed = Effect.suspend(() => {
+      const limit = sawByte ? timers.idle : timers.firstByte
+      if (!Duration.isFinite(limit)) return pull
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.timeoutFail(pull, {
+          duration: Duration.millis(Math.max(0, Duration.toMillis(limit) - (now - since))),
+          onTimeout: () => Option.some<E | LlmError.ProviderError>(timeoutError(!sawByte, limit, provider))
+        }))
+    }).pipe(
+      Effect.tap((chunk) =>
+        Chunk.some(chunk, (b) => b.length > 0)
+          ? Effect.map(Clock.currentTimeMillis, (now) => {
+            sawByte = true
+            since = now
+          })
+          : Effect.void
+      )
+    )
+    return Stream.repeatEffectChunkOption(timed)
+  }))
+}
+
+/**
  * Sends one streaming POST and returns the response body bytes, consumed inside the request's
- * scope. Non-2xx → the E-2 code (with `retryAfterMillis`), empty 2xx body → `EMPTY_RESPONSE`,
- * socket errors → `TRANSPORT`. Interrupting or ending the stream aborts the request.
+ * scope, under the byte-level timers of the `Retry.Policy` in effect. Non-2xx → the E-2 code (with
+ * `retryAfterMillis`), empty 2xx body → `EMPTY_RESPONSE`, socket errors → `TRANSPORT`, a timer →
+ * `TIMEOUT`. Interrupting or ending the stream aborts the request.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const stream = (
+  client: HttpClient.HttpClient,
+  options: StreamRequest
+): Stream.Stream<Uint8Array, LlmError.ProviderError> =>
+  Stream.unwrap(Effect.map(Retry.Policy, (policy) =>
+    withByteTimers(
+      untimed(client, options),
+      { firstByte: policy.firstByteTimeout, idle: policy.idleTimeout },
+      options.provider
+    )))
+
+const untimed = (
   client: HttpClient.HttpClient,
   options: StreamRequest
 ): Stream.Stream<Uint8Array, LlmError.ProviderError> =>
