@@ -27,8 +27,13 @@
  * - at most one text block and one reasoning block per response (the text block is reused even
  *   after tool calls); one tool-call block per wire `tool_calls[].index` — never keyed by chunk
  *   `id` (relays splice chunks with other ids, fixture `openai/length-cutoff`) and never assuming
- *   indexes start at 0 (fixture `openai/gateway-tool-call-index-starts-at-1`); a fragment without
- *   `index` uses its position in the array;
+ *   indexes start at 0 (fixture `openai/gateway-tool-call-index-starts-at-1`);
+ * - tool-call identity without `index` (Gemini's OpenAI-compatible endpoint and several proxies
+ *   send one complete call per chunk with no `index`): a fragment whose `id` is new opens a new
+ *   call, one whose `id` was seen continues that call, and one with neither `index` nor `id`
+ *   continues the last call a fragment touched (or opens one when there is none). Indexed and
+ *   unindexed fragments may mix: an indexed fragment is keyed by its index only, and it becomes the
+ *   "last call" an id-less unindexed fragment continues;
  * - harness indexes are allocated in opening order across kinds; per chunk and choice: reasoning,
  *   content, tool calls, finish reason; empty/null/absent text opens nothing; each tool fragment
  *   yields a `tool-call-delta` (even an empty one) with the latest known id (`""` if none), the
@@ -513,6 +518,8 @@ export const makeTranslator = (
   let reasoningIndex = -1
   let reasoning = ""
   const tools = new Map<number, ToolState>()
+  const byId = new Map<string, ToolState>()
+  let lastTool: ToolState | undefined = undefined
   const opened: Array<Opened> = []
   let usage: Message.TokenUsage | undefined = undefined
   let finishReason: string | undefined = undefined
@@ -568,19 +575,32 @@ export const makeTranslator = (
       }
       const calls = delta["tool_calls"]
       if (Array.isArray(calls)) {
-        for (let i = 0; i < calls.length; i++) {
-          const call: unknown = calls[i]
+        for (const call of calls as ReadonlyArray<unknown>) {
           if (!isRecord(call)) continue
-          const wireIndex = typeof call["index"] === "number" ? call["index"] : i
-          let state = tools.get(wireIndex)
+          const rawId = call["id"]
+          const id = typeof rawId === "string" && rawId !== "" ? rawId : undefined
+          const wireIndex = call["index"]
+          let state: ToolState | undefined
+          if (typeof wireIndex === "number") {
+            state = tools.get(wireIndex)
+          } else if (id !== undefined) {
+            // no index: a new id opens a new call, a known id continues its call
+            state = byId.get(id)
+          } else {
+            // no index, no id: continues the last open call
+            state = lastTool
+          }
           if (state === undefined) {
             state = { index: next++, id: "", name: "", args: "" }
-            tools.set(wireIndex, state)
+            if (typeof wireIndex === "number") tools.set(wireIndex, state)
             opened.push({ kind: "tool", state })
             out.push(StreamChunk.blockStart(state.index, "tool-call"))
           }
-          const id = call["id"]
-          if (typeof id === "string" && id !== "") state.id = id
+          lastTool = state
+          if (id !== undefined) {
+            state.id = id
+            byId.set(id, state)
+          }
           const fn = call["function"]
           let fragment = ""
           if (isRecord(fn)) {
