@@ -55,10 +55,12 @@
  *   `STREAM_CLOSED`); bad event JSON → `MALFORMED_RESPONSE`; an event whose `event:` name is
  *   neither a Messages event nor the default `message` is skipped before its data is parsed, so an
  *   unknown event type is never fatal, whatever its payload (contract suite);
- * - an `error` event: `overloaded_error`/`api_error`/`timeout_error` → `SERVER`, `rate_limit_error`
- *   → `RATE_LIMIT`, `authentication_error`/`permission_error` → `AUTH`, `invalid_request_error` →
- *   `INVALID_REQUEST` (or `CONTEXT_WINDOW_EXCEEDED` per E-4), `request_too_large` → `HTTP_413`,
- *   `not_found_error` → `HTTP_404`, else the type upper-cased. [DECISION] Before any chunk was
+ * - an `error` event is classified by the shared `LlmError.classifyProviderError` (one vocabulary
+ *   for every adapter): `overloaded_error`/`api_error`/`timeout_error` → `SERVER`,
+ *   `rate_limit_error` → `RATE_LIMIT`, `authentication_error`/`permission_error` → `AUTH`,
+ *   `invalid_request_error` → `INVALID_REQUEST` (or `CONTEXT_WINDOW_EXCEEDED` per E-4),
+ *   `request_too_large` → `HTTP_413`, `not_found_error` → `UNKNOWN_MODEL` when about the model,
+ *   else `HTTP_404`; else the type upper-cased; the raw type is kept as `providerCode`. Before any chunk was
  *   emitted it FAILS the stream (so the `Llm` retry policy may retry, like an HTTP 529); after
  *   chunks it ends the stream in-band: `block-end`s, usage, `finish {kind: "error", message,
  *   code}` (the partial content and usage stay visible; C-4 makes both paths equivalent).
@@ -462,32 +464,14 @@ export const mapStopReason = (reason: string): Message.FinishReason => {
 }
 
 /**
- * Maps an Anthropic error type (HTTP body or `error` event) to a canonical code.
+ * Maps an Anthropic error type (HTTP body or `error` event) to a canonical code, through the one
+ * classifier every adapter shares (`LlmError.classifyProviderError`).
  *
  * @since 0.1.0
  * @category response
  */
-export const codeForErrorType = (type: string, message: string): string => {
-  switch (type) {
-    case "overloaded_error":
-    case "api_error":
-    case "timeout_error":
-      return "SERVER"
-    case "rate_limit_error":
-      return "RATE_LIMIT"
-    case "authentication_error":
-    case "permission_error":
-      return "AUTH"
-    case "invalid_request_error":
-      return LlmError.isContextOverflow(`${type} ${message}`) ? "CONTEXT_WINDOW_EXCEEDED" : "INVALID_REQUEST"
-    case "request_too_large":
-      return "HTTP_413"
-    case "not_found_error":
-      return "HTTP_404"
-    default:
-      return type === "" ? "PROVIDER_ERROR" : type.toUpperCase()
-  }
-}
+export const codeForErrorType = (type: string, message: string): LlmError.ProviderErrorCode =>
+  LlmError.classifyProviderError({ type, message })
 
 type Slot =
   | { readonly kind: "text"; readonly index: number; text: string; closed: boolean }
@@ -788,8 +772,9 @@ export const makeTranslator = (provider: string): Sse.Translator => {
             ? error["message"]
             : "provider reported an error"
           const code = codeForErrorType(errorType, message)
-          if (!emitted) return LlmError.providerError(code, message, { provider })
-          close(out, { kind: "error", message, code })
+          const raw = errorType === "" ? {} : { providerCode: errorType }
+          if (!emitted) return LlmError.providerError(code, message, { provider, ...raw })
+          close(out, { kind: "error", message, code, ...raw })
           return "done"
         }
         default:

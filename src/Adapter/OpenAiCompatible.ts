@@ -49,11 +49,15 @@
  * - usage: `cacheRead = prompt_tokens_details.cached_tokens ?? prompt_cache_hit_tokens`,
  *   `input = prompt_tokens − cacheRead`, `output = completion_tokens`, `reasoning =
  *   completion_tokens_details.reasoning_tokens` when present; absent fields stay absent;
- * - in-band errors (a top-level `error` object in a data payload, or an SSE `event: error`) end the
- *   stream at once: `block-end`s, the usage carried so far (including on the error payload), then
- *   `finish {kind: "error", message, code}` with the provider's `code` as a string (else its
- *   `type`, else `PROVIDER_ERROR`); [DECISION] an overflow message gets `CONTEXT_WINDOW_EXCEEDED`
- *   (C-5);
+ * - in-band errors (a top-level `error` object in a data payload, or an SSE `event: error`) are
+ *   classified by the one shared vocabulary (`LlmError.classifyProviderError`, E-2): an overflow
+ *   message → `CONTEXT_WINDOW_EXCEEDED` (C-5), a numeric code is a status (`"429"` → `RATE_LIMIT`),
+ *   known codes/types (`rate_limit_exceeded`, `server_error`, `tool_use_failed`, …) → their class,
+ *   else the upper-cased raw code; the raw code (else type) is kept as `providerCode` and the
+ *   provider's message as `message`. [DECISION] Like Anthropic's `error` event: before any chunk was
+ *   emitted the error FAILS the stream (so the retry policy treats it like the same HTTP error);
+ *   after chunks it ends the stream at once, in-band: `block-end`s, the usage carried so far
+ *   (including on the error payload), then `finish {kind: "error", message, code, providerCode}`;
  * - events with another name (not `message`/`error`) are skipped, never fatal; a data payload that
  *   is not JSON fails the stream with `MALFORMED_RESPONSE`; JSON without `choices` is legal.
  * - No replay state is emitted (P-9).
@@ -475,18 +479,23 @@ export const mapFinishReason = (reason: string): Message.FinishReason => {
   }
 }
 
-const inBandError = (error: unknown, fallbackMessage: string): Message.FinishReason => {
+interface InBandError {
+  readonly message: string
+  readonly code: LlmError.ProviderErrorCode
+  readonly providerCode: string | undefined
+}
+
+const inBandError = (error: unknown, fallbackMessage: string): InBandError => {
   const e = isRecord(error) ? error : {}
   const str = (v: unknown): string | undefined =>
     typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : undefined
   const message = str(e["message"]) ?? fallbackMessage
   const code = str(e["code"])
   const type = str(e["type"])
-  const detail = [code, type, message].filter((s) => s !== undefined).join(" ")
   return {
-    kind: "error",
     message,
-    code: LlmError.isContextOverflow(detail) ? "CONTEXT_WINDOW_EXCEEDED" : code ?? type ?? "PROVIDER_ERROR"
+    code: LlmError.classifyProviderError({ code, type, message }),
+    providerCode: code ?? type
   }
 }
 
@@ -623,42 +632,58 @@ export const makeTranslator = (
   const malformed = () =>
     LlmError.providerError("MALFORMED_RESPONSE", "invalid JSON in SSE data line", { provider })
 
+  // before any chunk was emitted an in-band error fails the stream (the retry policy may retry
+  // it, as Anthropic's error event and an HTTP error); after chunks it ends the response in-band
+  let emitted = false
+  const fail = (error: InBandError, out: Array<StreamChunk.StreamChunk>): "done" | LlmError.ProviderError => {
+    const raw = error.providerCode === undefined ? {} : { providerCode: error.providerCode }
+    if (!emitted && out.length === 0) return LlmError.providerError(error.code, error.message, { provider, ...raw })
+    close(out, { kind: "error", message: error.message, code: error.code, ...raw })
+    return "done"
+  }
+
+  const translate = (event: Sse.Event, out: Array<StreamChunk.StreamChunk>): "more" | "done" | LlmError.ProviderError => {
+    const isError = event.event === "error"
+    if (!isError && event.event !== "message") return "more"
+    let payload: unknown
+    try {
+      payload = JSON.parse(event.data)
+    } catch {
+      if (isError) {
+        return fail({
+          message: event.data === "" ? "provider reported an error" : event.data,
+          code: LlmError.classifyProviderError({ message: event.data }),
+          providerCode: undefined
+        }, out)
+      }
+      return malformed()
+    }
+    if (!isRecord(payload)) {
+      if (isError) return fail(inBandError(undefined, "provider reported an error"), out)
+      return "more"
+    }
+    const choices = payload["choices"]
+    if (Array.isArray(choices)) {
+      for (const c of choices) if (isRecord(c)) choice(c, out)
+    }
+    const u = payload["usage"]
+    if (isRecord(u)) {
+      const mapped = mapUsage(u)
+      if (mapped !== undefined) usage = mapped
+    }
+    const error = payload["error"]
+    if (isRecord(error) || isError) {
+      return fail(inBandError(isRecord(error) ? error : payload, "provider reported an error"), out)
+    }
+    return "more"
+  }
+
   return {
     event: (event, out) => {
-      const isError = event.event === "error"
-      if (!isError && event.event !== "message") return "more"
-      let payload: unknown
-      try {
-        payload = JSON.parse(event.data)
-      } catch {
-        if (isError) {
-          close(out, { kind: "error", message: event.data === "" ? "provider reported an error" : event.data, code: "PROVIDER_ERROR" })
-          return "done"
-        }
-        return malformed()
-      }
-      if (!isRecord(payload)) {
-        if (isError) {
-          close(out, inBandError(undefined, "provider reported an error"))
-          return "done"
-        }
-        return "more"
-      }
-      const choices = payload["choices"]
-      if (Array.isArray(choices)) {
-        for (const c of choices) if (isRecord(c)) choice(c, out)
-      }
-      const u = payload["usage"]
-      if (isRecord(u)) {
-        const mapped = mapUsage(u)
-        if (mapped !== undefined) usage = mapped
-      }
-      const error = payload["error"]
-      if (isRecord(error) || isError) {
-        close(out, inBandError(isRecord(error) ? error : payload, "provider reported an error"))
-        return "done"
-      }
-      return "more"
+      const before = out.length
+      const result = translate(event, out)
+      if (out.length > before) emitted = true
+      return result
     },
     end: (out) => {
       close(out, finishReason === undefined ? { kind: "stop" } : mapFinishReason(finishReason))

@@ -63,7 +63,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Adapter, type LlmAdapter, type ModelInfo, type ProviderInfo } from "./LlmAdapter.js"
-import { type LlmError, messageOf, ProviderError, RegistryError } from "./LlmError.js"
+import { type LlmError, messageOf, ProviderError, RegistryError, toCode } from "./LlmError.js"
 import type * as Message from "./Message.js"
 import * as Retry from "./Retry.js"
 import type { StreamChunk } from "./StreamChunk.js"
@@ -240,7 +240,7 @@ const codeOf = (value: unknown): string | undefined => {
 export const fromThrown = (value: unknown, provider?: string): LlmError => {
   if (value instanceof ProviderError || value instanceof RegistryError) return value
   return new ProviderError({
-    code: (value instanceof Error ? codeOf(value) : undefined) ?? "UNKNOWN",
+    code: toCode((value instanceof Error ? codeOf(value) : undefined) ?? "UNKNOWN"),
     message: messageOf(value),
     ...(provider === undefined ? {} : { provider }),
     cause: value

@@ -263,7 +263,7 @@ describe("Anthropic response translation", () => {
       expect(mid.slice(-3)).toEqual([
         StreamChunk.blockEnd(0, ContentBlock.text("Hello")),
         StreamChunk.usage({ inputTokens: 17, outputTokens: 1 }),
-        StreamChunk.finish({ kind: "error", message: "Overloaded", code: "SERVER" })
+        StreamChunk.finish({ kind: "error", message: "Overloaded", code: "SERVER", providerCode: "overloaded_error" })
       ])
       expect(Anthropic.codeForErrorType("rate_limit_error", "")).toBe("RATE_LIMIT")
       expect(Anthropic.codeForErrorType("authentication_error", "")).toBe("AUTH")

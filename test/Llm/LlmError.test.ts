@@ -62,7 +62,9 @@ describe("HTTP status mapping (E-2, E-3)", () => {
       [503, body({ message: "busy" }), "SERVER"],
       [529, body({ message: "Overloaded", type: "overloaded_error" }), "SERVER"],
       [418, body({ message: "teapot" }), "HTTP_418"],
-      [404, body({ message: "no such model" }), "HTTP_404"],
+      [404, body({ message: "no such model" }), "UNKNOWN_MODEL"],
+      [404, body({ message: "The model `gpt-9` does not exist or you do not have access to it.", code: "model_not_found" }), "UNKNOWN_MODEL"],
+      [404, body({ message: "no route for /v2/chat" }), "HTTP_404"],
       [413, body({ message: "too big", code: "context_length_exceeded" }), "HTTP_413"],
       [400, body({ message: "too big", code: "context_length_exceeded" }), "CONTEXT_WINDOW_EXCEEDED"],
       [400, body({ message: "This model's maximum context length is 8192 tokens" }), "CONTEXT_WINDOW_EXCEEDED"],
@@ -110,8 +112,8 @@ describe("HTTP status mapping (E-2, E-3)", () => {
   it("[E-6] isRetryable: RATE_LIMIT, SERVER, TRANSPORT, STREAM_CLOSED, TIMEOUT only", () => {
     const retryable = ["RATE_LIMIT", "SERVER", "TRANSPORT", "STREAM_CLOSED", "TIMEOUT"]
     const final = ["AUTH", "INVALID_REQUEST", "CONTEXT_WINDOW_EXCEEDED", "MALFORMED_RESPONSE", "HTTP_404", "CONTENT_FILTER", "UNKNOWN"]
-    for (const code of retryable) expect(LlmError.isRetryable(LlmError.providerError(code, "x"))).toBe(true)
-    for (const code of final) expect(LlmError.isRetryable(LlmError.providerError(code, "x"))).toBe(false)
+    for (const code of retryable) expect(LlmError.isRetryable(LlmError.providerError(LlmError.toCode(code), "x"))).toBe(true)
+    for (const code of final) expect(LlmError.isRetryable(LlmError.providerError(LlmError.toCode(code), "x"))).toBe(false)
     expect(LlmError.isRetryable(new LlmError.RegistryError({ code: "NO_ADAPTER", message: "x" }))).toBe(false)
   })
 })
