@@ -14,8 +14,14 @@
  *   exceed the budget; otherwise the request fails before I/O with `INVALID_REQUEST`;
  * - user messages: `tool_result` blocks first (Anthropic requires them first), then text; all
  *   tool results of one user message (and of consecutive user messages) go in ONE user turn;
- *   result content = flattened text or `(no output)`, `is_error: true` only for errors; empty text
- *   blocks are dropped (Anthropic rejects them), an empty user turn is omitted;
+ *   result content = flattened text or `(no output)`, `is_error: true` only for errors; empty and
+ *   whitespace-only text blocks are dropped, an empty user turn is omitted;
+ * - [DECISION] whitespace-only text is never sent, in user or assistant turns, with or without
+ *   replay state: Anthropic rejects it ("text content blocks must contain non-whitespace text",
+ *   HTTP 400), and since the block stays in the session log every later request of the session
+ *   would fail the same way. Adaptive thinking emits such a block (`"\n\n"` before the thinking,
+ *   fixture `anthropic/adaptive-thinking-text-before-thinking`); it carries nothing the model needs,
+ *   and dropping it keeps the replayed thinking blocks and their signatures intact;
  * - [DECISION] history system messages become user text (Anthropic has no in-history system role;
  *   as in §5.7); the `system` option is the top-level `system`;
  * - assistant messages: text (non-empty), `tool_use` with `input` = the parsed raw arguments
@@ -298,6 +304,10 @@ const toolInput = (args: string): Record<string, unknown> => {
   }
 }
 
+// Anthropic answers 400 "text content blocks must contain non-whitespace text" to a blank text
+// block, on every later request of the session (see the module doc)
+const isBlank = (text: string): boolean => text.trim() === ""
+
 const replayMismatch = (reason: string) =>
   LlmError.providerError("INVALID_REPLAY_STATE", `Anthropic replay state does not match the message: ${reason}`)
 
@@ -315,7 +325,7 @@ const assistantContent = (
   const raw = message.provenance?.replayState
   const out: Array<Wire> = []
   const plain = (b: ContentBlock.ContentBlock) => {
-    if (b.type === "text" && b.text !== "") out.push({ type: "text", text: b.text })
+    if (b.type === "text" && !isBlank(b.text)) out.push({ type: "text", text: b.text })
     else if (b.type === "tool-call") out.push({ type: "tool_use", id: b.id, name: b.name, input: toolInput(b.arguments) })
   }
   if (raw === undefined || message.provenance?.model !== model) {
@@ -378,7 +388,7 @@ export const toWireMessages = (
     }
     for (const b of message.content) {
       if (b.type === "text") {
-        if (b.text !== "") others.push({ type: "text", text: b.text })
+        if (!isBlank(b.text)) others.push({ type: "text", text: b.text })
       } else if (b.type === "tool-result" && message.role === "user") {
         const text = ContentBlock.flattenText(b.content)
         const wire: Wire = { type: "tool_result", tool_use_id: b.toolCallId, content: text === "" ? "(no output)" : text }

@@ -122,6 +122,42 @@ describe("Anthropic request mapping", () => {
       expect(Either.isLeft(tooSmall) && tooSmall.left.code).toBe("INVALID_REQUEST")
     }))
 
+  it.effect("[DEC-5] whitespace-only text blocks are never replayed (Anthropic 400s on them), with or without replay state; signatures intact", () =>
+    Effect.gen(function*() {
+      const replayState = {
+        kind: "anthropic-messages",
+        version: 1,
+        model,
+        id: "msg_1",
+        blocks: [{ type: "text" }, { type: "thinking", signature: "sig-1" }, { type: "text" }]
+      }
+      const messages = Either.getOrThrow(
+        Anthropic.toWireMessages({
+          model,
+          messages: [
+            Message.user([ContentBlock.text("q"), ContentBlock.text(" \n\t ")]),
+            Message.assistant([ContentBlock.text("\n\n"), ContentBlock.reasoning("thought"), ContentBlock.text("answer")], {
+              provider: "anthropic",
+              model,
+              replayState
+            }),
+            Message.user("next"),
+            Message.assistant([ContentBlock.text("  "), ContentBlock.text("plain")])
+          ]
+        })
+      )
+      expect(messages).toEqual([
+        { role: "user", content: [{ type: "text", text: "q" }] },
+        {
+          role: "assistant",
+          content: [{ type: "thinking", thinking: "thought", signature: "sig-1" }, { type: "text", text: "answer" }]
+        },
+        { role: "user", content: [{ type: "text", text: "next" }] },
+        { role: "assistant", content: [{ type: "text", text: "plain" }] }
+      ])
+      expect(JSON.stringify(messages)).not.toMatch(/"text":"\s*"/)
+    }))
+
   it.effect("user turns: tool results first, consecutive results in ONE user turn, (no output), is_error; history system → user text", () =>
     Effect.gen(function*() {
       const messages = Either.getOrThrow(
