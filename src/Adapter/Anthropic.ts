@@ -120,6 +120,8 @@ export interface Options {
   readonly betas?: ReadonlyArray<string> | undefined
   /** deployment headers; the attribution `user-agent` wins (C-6) */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /** header names whose values are secrets (redacted from errors, logs, spans); default `HttpEdge.defaultSecretHeaders` */
+  readonly secretHeaders?: ReadonlyArray<string> | undefined
   /** substitute attribution identity; default `HttpEdge.userAgent` */
   readonly userAgent?: string | undefined
 }
@@ -843,7 +845,8 @@ export const make = (
             url,
             headers: resolved.headers,
             auth,
-            body: body.right
+            body: body.right,
+            secretHeaders: options.secretHeaders
           }).pipe(decoder)
         })
     } satisfies LlmAdapter.LlmAdapter

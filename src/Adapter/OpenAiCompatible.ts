@@ -211,6 +211,8 @@ export interface Options {
   readonly reasoningEffort?: string | undefined
   /** deployment headers; the attribution `user-agent` wins over them (C-6) */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /** header names whose values are secrets (redacted from errors, logs, spans); default `HttpEdge.defaultSecretHeaders` */
+  readonly secretHeaders?: ReadonlyArray<string> | undefined
   /** substitute attribution identity (never suppressed); default `HttpEdge.userAgent` */
   readonly userAgent?: string | undefined
   /** override the profile's `reasoning_content` resend (generic servers that want it) */
@@ -736,7 +738,8 @@ export const make = (
             url,
             headers: buildHeaders(resolved, request),
             auth,
-            body: buildBody(resolved, request)
+            body: buildBody(resolved, request),
+            secretHeaders: options.secretHeaders
           }).pipe(decoder)
         )
     } satisfies LlmAdapter.LlmAdapter
