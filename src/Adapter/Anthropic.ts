@@ -12,6 +12,8 @@
  *   `maxTokens` option, else 8192 (valid for every current Claude model; Anthropic's own examples
  *   use 1024, which is too small for an agent writing files). With thinking enabled the cap must
  *   exceed the budget; otherwise the request fails before I/O with `INVALID_REQUEST`;
+ * - [DECISION] C-8: with thinking enabled Anthropic accepts no `temperature` but 1; another value
+ *   fails the request before I/O with `UNSUPPORTED_OPTION` (never silently dropped);
  * - user messages: `tool_result` blocks first (Anthropic requires them first), then text; all
  *   tool results of one user message (and of consecutive user messages) go in ONE user turn;
  *   result content = flattened text or `(no output)`, `is_error: true` only for errors; empty and
@@ -433,6 +435,15 @@ export const buildBody = (
         LlmError.providerError(
           "INVALID_REQUEST",
           `max_tokens (${maxTokens}) must exceed the thinking budget (${resolved.thinking.budgetTokens})`,
+          { provider: resolved.provider }
+        )
+      )
+    }
+    if (options.temperature !== undefined && options.temperature !== 1) {
+      return Either.left(
+        LlmError.providerError(
+          "UNSUPPORTED_OPTION",
+          `temperature ${options.temperature} cannot be sent with extended thinking (Anthropic accepts only 1)`,
           { provider: resolved.provider }
         )
       )

@@ -82,11 +82,12 @@ export type RouteInput = string | { readonly id: string; readonly name?: string 
 /**
  * A failure raised by stream middleware (or by a nested model call made by middleware). Never a
  * model-request failure (C-11, L-21). `code` is the original error's string `code` when it had one.
+ * Its `_tag` is its class name, `MiddlewareError` (E-1; it was `LlmMiddlewareError` before).
  *
  * @since 0.1.0
  * @category errors
  */
-export class MiddlewareError extends Schema.TaggedError<MiddlewareError>()("LlmMiddlewareError", {
+export class MiddlewareError extends Schema.TaggedError<MiddlewareError>()("MiddlewareError", {
   message: Schema.String,
   code: Schema.optionalWith(Schema.String, { exact: true }),
   cause: Schema.optionalWith(Schema.Defect, { exact: true })

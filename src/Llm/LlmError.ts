@@ -16,10 +16,14 @@ import * as Schema from "effect/Schema"
  *   provider error classes, on either failure path (C-4);
  * - `EMPTY_RESPONSE`, `STREAM_CLOSED`, `MALFORMED_RESPONSE`, `TIMEOUT`, `TRANSPORT`: the wire;
  * - `UNKNOWN_MODEL` (a provider's 404 / `not_found` about the model), `UNSUPPORTED_OPTION` (an option
- *   a profile cannot send, C-8), `MISSING_API_KEY` (a profile that needs a key has none, at layer
- *   construction), `INVALID_REPLAY_STATE` (C-7);
+ *   a profile cannot send, C-8), `INVALID_REPLAY_STATE` (C-7);
  * - `ABORTED` (loop side), `UNKNOWN` (a non-Error value was thrown), `SCRIPT_EXHAUSTED` (the
  *   scripted adapter ran out of replies).
+ *
+ * [DECISION] There is no `MISSING_API_KEY` code: a missing key is configuration, not a model
+ * request. It fails the adapter's layer construction with `ConfigError.MissingData` naming the
+ * variable to set (`DEEPSEEK_API_KEY`, …), before any request exists, and the CLI reports it as a
+ * usage error naming that variable.
  *
  * @since 0.1.0
  * @category models
@@ -38,7 +42,6 @@ export const canonicalCodes = [
   "UNKNOWN_MODEL",
   "UNSUPPORTED_OPTION",
   "INVALID_REPLAY_STATE",
-  "MISSING_API_KEY",
   "ABORTED",
   "UNKNOWN",
   "SCRIPT_EXHAUSTED"

@@ -120,6 +120,10 @@ describe("Anthropic request mapping", () => {
       expect(body["max_tokens"]).toBe(16000)
       const tooSmall = Anthropic.buildBody(config, request({ maxTokens: 4000 }))
       expect(Either.isLeft(tooSmall) && tooSmall.left.code).toBe("INVALID_REQUEST")
+      // C-8: an option the provider cannot honour fails loudly before I/O
+      const hot = Anthropic.buildBody(config, request({ temperature: 0.2 }))
+      expect(Either.isLeft(hot) && hot.left).toMatchObject({ code: "UNSUPPORTED_OPTION", provider: "anthropic" })
+      expect(Either.isRight(Anthropic.buildBody(config, request({ temperature: 1 })))).toBe(true)
     }))
 
   it.effect("[DEC-5] whitespace-only text blocks are never replayed (Anthropic 400s on them), with or without replay state; signatures intact", () =>

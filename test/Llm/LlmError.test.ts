@@ -202,3 +202,34 @@ describe("Wire error fixtures (E-2..E-4, E-6)", () => {
     }
   })
 })
+
+describe("one error vocabulary (E-2, issue 11)", () => {
+  it("[E-2] codes are a closed union: a misspelled code does not compile; unknown provider codes take the documented fallback", () => {
+    // @ts-expect-error a misspelled canonical code is not a ProviderErrorCode
+    const misspelled: LlmError.ProviderErrorCode = "RATE_LIMT"
+    expect(misspelled).toBe("RATE_LIMT")
+    const http: LlmError.ProviderErrorCode = "HTTP_418"
+    expect(LlmError.toCode(http)).toBe("HTTP_418")
+    expect(LlmError.toCode("RATE_LIMIT")).toBe("RATE_LIMIT")
+    expect(LlmError.toCode("content-filter")).toBe("CONTENT_FILTER")
+    expect(LlmError.providerCode("  ")).toBe("PROVIDER_ERROR")
+    expect(() => new LlmError.ProviderError({ code: "lower" as LlmError.ProviderErrorCode, message: "x" })).toThrow()
+  })
+
+  it("[E-2, C-5] classifyProviderError: numeric codes are statuses, known codes then types, overflow first, else the upper-cased raw code", () => {
+    const c = LlmError.classifyProviderError
+    expect(c({ code: "429", message: "slow" })).toBe("RATE_LIMIT")
+    expect(c({ code: "529", message: "Overloaded" })).toBe("SERVER")
+    expect(c({ code: "400", message: "bad" })).toBe("INVALID_REQUEST")
+    expect(c({ code: "rate_limit_exceeded", type: "requests", message: "x" })).toBe("RATE_LIMIT")
+    expect(c({ type: "overloaded_error", message: "Overloaded" })).toBe("SERVER")
+    expect(c({ code: "invalid_function_parameters", type: "invalid_request_error", message: "x" })).toBe("INVALID_REQUEST")
+    expect(c({ code: "tool_use_failed", type: "invalid_request_error", message: "x" })).toBe("INVALID_REQUEST")
+    expect(c({ type: "authentication_error", message: "x" })).toBe("AUTH")
+    expect(c({ code: "model_not_found", message: "The model `x` does not exist" })).toBe("UNKNOWN_MODEL")
+    expect(c({ type: "not_found_error", message: "no such route" })).toBe("HTTP_404")
+    expect(c({ message: "This model's maximum context length is 8192 tokens", code: "400" })).toBe("CONTEXT_WINDOW_EXCEEDED")
+    expect(c({ code: "mystery_error", message: "?" })).toBe("MYSTERY_ERROR")
+    expect(c({ message: "no code at all" })).toBe("PROVIDER_ERROR")
+  })
+})

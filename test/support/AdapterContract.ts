@@ -723,7 +723,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
             const viaLlm = yield* collect(
               llm.stream(req).pipe(
                 Stream.provideService(Retry.Policy, Either.getOrThrow(Retry.policy({ maxAttempts: 2, baseDelay: "1 millis", jitter: 0 }))),
-                Stream.catchAll((e) => e._tag === "LlmMiddlewareError" ? Stream.die(e) : Stream.fail(e))
+                Stream.catchAll((e) => e._tag === "MiddlewareError" ? Stream.die(e) : Stream.fail(e))
               )
             )
             expect(Exit.isSuccess(viaLlm.exit), `${kind}: the Llm retried it`).toBe(inBandRetryable[kind])
