@@ -89,7 +89,19 @@ import * as Sse from "./Sse.js"
  * @since 0.1.0
  * @category models
  */
-export type ProfileName = "deepseek" | "openai" | "generic"
+export type ProfileName =
+  | "deepseek"
+  | "openai"
+  | "generic"
+  | "gemini"
+  | "openrouter"
+  | "groq"
+  | "together"
+  | "azure"
+  | "ollama"
+  | "vllm"
+  | "llamacpp"
+  | "lmstudio"
 
 /**
  * What distinguishes one compatible provider from another. A provider quirk lives here, with the
@@ -120,6 +132,8 @@ export interface Profile {
   readonly sessionHeader: string | undefined
   /** accepts `thinking` */
   readonly thinking: boolean
+  /** how the key travels: `authorization: Bearer` or Azure's `api-key` header */
+  readonly keyPlacement: "bearer" | "api-key"
   /** allowed `reasoningEffort` values (`undefined`: any non-empty string) */
   readonly reasoningEfforts: ReadonlyArray<string> | undefined
 }
@@ -135,8 +149,58 @@ export interface ModelEntry {
   readonly name?: string | undefined
 }
 
+// a gateway or local server: `max_tokens`, reasoning from `reasoning_content` or `reasoning`, no
+// resend, no session header, any effort string
+function gateway(
+  name: ProfileName,
+  route: string,
+  displayName: string,
+  baseUrl: string | undefined,
+  envPrefix: string,
+  keyRequired: boolean
+): Profile {
+  return {
+    name,
+    route,
+    displayName,
+    baseUrl,
+    envPrefix,
+    keyRequired,
+    models: [],
+    maxTokensField: "max_tokens",
+    reasoningFields: ["reasoning_content", "reasoning"],
+    sendReasoningContent: false,
+    sessionHeader: undefined,
+    thinking: false,
+    keyPlacement: "bearer",
+    reasoningEfforts: undefined
+  }
+}
+
 /**
- * The built-in profiles.
+ * The built-in profiles. Gateway and local-server profiles (issue 11), each with its quirks:
+ *
+ * - `gemini` (route `gemini`, `https://generativelanguage.googleapis.com/v1beta/openai`, key
+ *   `GEMINI_API_KEY` as Bearer): streams each tool call complete in one chunk WITHOUT `index`
+ *   (identity by `id`, see the tool-call rule); `reasoning_effort` forwarded verbatim;
+ * - `openrouter` (`https://openrouter.ai/api/v1`, `OPENROUTER_API_KEY`): `: OPENROUTER PROCESSING`
+ *   comments while queued (byte timers count them), reasoning in `delta.reasoning`, in-band
+ *   errors with numeric codes (`{"error":{"code":429,…}}`, mapped as statuses); no
+ *   `HTTP-Referer`/`X-Title` attribution headers are ever sent (C-6);
+ * - `groq` (`https://api.groq.com/openai/v1`, `GROQ_API_KEY`): reasoning in `delta.reasoning`,
+ *   mid-stream `event: error` (`tool_use_failed`), usage on the last chunk under `x_groq.usage`
+ *   (read when no top-level `usage` came);
+ * - `together` (`https://api.together.xyz/v1`, `TOGETHER_API_KEY`): usage on the finish chunk,
+ *   reasoning models stream `delta.reasoning`;
+ * - `azure` (route `azure-openai`; base `https://<resource>.openai.azure.com` from
+ *   `AZURE_OPENAI_BASE_URL`, required; key `AZURE_OPENAI_API_KEY`): the key goes in the `api-key`
+ *   header (not Bearer), the URL is `<base>/openai/deployments/<deployment>/chat/completions?api-version=<v>`
+ *   (`deployment` option required, `apiVersion` default {@link defaultAzureApiVersion}), the cap
+ *   is `max_completion_tokens`;
+ * - local servers `ollama` (`http://localhost:11434/v1`), `vllm` (`http://localhost:8000/v1`),
+ *   `llamacpp` (`http://localhost:8080/v1`), `lmstudio` (`http://localhost:1234/v1`): no key
+ *   needed (one is sent when configured), reasoning in `delta.reasoning_content` or
+ *   `delta.reasoning`.
  *
  * @since 0.1.0
  * @category profiles
@@ -155,6 +219,7 @@ export const profiles: { readonly [K in ProfileName]: Profile } = {
     sendReasoningContent: true,
     sessionHeader: "x-deepseek-harness-session-id",
     thinking: true,
+    keyPlacement: "bearer",
     reasoningEfforts: ["high", "max"]
   },
   openai: {
@@ -170,6 +235,7 @@ export const profiles: { readonly [K in ProfileName]: Profile } = {
     sendReasoningContent: false,
     sessionHeader: undefined,
     thinking: false,
+    keyPlacement: "bearer",
     reasoningEfforts: undefined
   },
   generic: {
@@ -185,8 +251,22 @@ export const profiles: { readonly [K in ProfileName]: Profile } = {
     sendReasoningContent: false,
     sessionHeader: undefined,
     thinking: false,
+    keyPlacement: "bearer",
     reasoningEfforts: undefined
-  }
+  },
+  gemini: gateway("gemini", "gemini", "Gemini (OpenAI-compatible)", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI", true),
+  openrouter: gateway("openrouter", "openrouter", "OpenRouter", "https://openrouter.ai/api/v1", "OPENROUTER", true),
+  groq: gateway("groq", "groq", "Groq", "https://api.groq.com/openai/v1", "GROQ", true),
+  together: gateway("together", "together", "Together AI", "https://api.together.xyz/v1", "TOGETHER", true),
+  azure: {
+    ...gateway("azure", "azure-openai", "Azure OpenAI", undefined, "AZURE_OPENAI", true),
+    maxTokensField: "max_completion_tokens",
+    keyPlacement: "api-key"
+  },
+  ollama: gateway("ollama", "ollama", "Ollama", "http://localhost:11434/v1", "OLLAMA", false),
+  vllm: gateway("vllm", "vllm", "vLLM", "http://localhost:8000/v1", "VLLM", false),
+  llamacpp: gateway("llamacpp", "llamacpp", "llama.cpp server", "http://localhost:8080/v1", "LLAMACPP", false),
+  lmstudio: gateway("lmstudio", "lmstudio", "LM Studio", "http://localhost:1234/v1", "LMSTUDIO", false)
 }
 
 /**
@@ -215,6 +295,10 @@ export interface Options {
   readonly secretHeaders?: ReadonlyArray<string> | undefined
   /** substitute attribution identity (never suppressed); default `HttpEdge.userAgent` */
   readonly userAgent?: string | undefined
+  /** Azure: the deployment name (required by the `azure` profile) */
+  readonly deployment?: string | undefined
+  /** Azure: the `api-version` query value; default {@link defaultAzureApiVersion} */
+  readonly apiVersion?: string | undefined
   /** override the profile's `reasoning_content` resend (generic servers that want it) */
   readonly sendReasoningContent?: boolean | undefined
 }
@@ -242,6 +326,28 @@ export interface Resolved {
 const invalid = (path: string, message: string) => ConfigError.InvalidData([path], message)
 
 /**
+ * The Azure OpenAI `api-version` used when none is configured (a GA version with streaming usage).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultAzureApiVersion = "2024-10-21"
+
+/**
+ * The chat-completions URL of a resolved configuration (Azure: deployment path and `api-version`
+ * query; everyone else: `<base>/chat/completions`).
+ *
+ * @since 0.1.0
+ * @category request
+ */
+export const endpoint = (resolved: Resolved, options: Pick<Options, "deployment" | "apiVersion">): string =>
+  resolved.profile.name === "azure"
+    ? `${HttpEdge.joinUrl(resolved.baseUrl, `openai/deployments/${encodeURIComponent(options.deployment ?? "")}/chat/completions`)}?api-version=${
+      encodeURIComponent(options.apiVersion ?? defaultAzureApiVersion)
+    }`
+    : HttpEdge.joinUrl(resolved.baseUrl, "chat/completions")
+
+/**
  * Applies profile defaults and validates (P-1, C-9): a required key present and non-empty, a valid
  * http(s) base URL, a non-empty route, models with non-empty unique ids, profile-specific knobs.
  *
@@ -267,6 +373,9 @@ export const resolve = (options: Options): Effect.Effect<Resolved, ConfigError.C
     }
     if (options.apiKey !== undefined && HttpEdge.isEmptySecret(options.apiKey)) {
       return Effect.fail(invalid(`${prefix}_API_KEY`, "the API key is empty"))
+    }
+    if (profile.name === "azure" && (options.deployment === undefined || options.deployment === "")) {
+      return Effect.fail(invalid("deployment", "the azure profile needs a deployment name"))
     }
     const provider = options.provider ?? profile.route
     if (provider === "") return Effect.fail(invalid("provider", "the route id is empty"))
@@ -668,7 +777,8 @@ export const makeTranslator = (
     if (Array.isArray(choices)) {
       for (const c of choices) if (isRecord(c)) choice(c, out)
     }
-    const u = payload["usage"]
+    const groq = payload["x_groq"]
+    const u = isRecord(payload["usage"]) ? payload["usage"] : isRecord(groq) ? groq["usage"] : undefined
     if (isRecord(u)) {
       const mapped = mapUsage(u)
       if (mapped !== undefined) usage = mapped
@@ -723,9 +833,11 @@ export const make = (
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
     const client = yield* HttpClient.HttpClient
-    const url = HttpEdge.joinUrl(resolved.baseUrl, "chat/completions")
+    const url = endpoint(resolved, options)
     const auth: HttpEdge.Auth | undefined = resolved.apiKey === undefined
       ? undefined
+      : resolved.profile.keyPlacement === "api-key"
+      ? { scheme: "header", header: "api-key", key: resolved.apiKey }
       : { scheme: "bearer", key: resolved.apiKey }
     const decoder = decodeResponse(resolved.profile.reasoningFields, resolved.provider)
     return {

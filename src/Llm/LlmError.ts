@@ -281,7 +281,9 @@ export interface ErrorBodyDetail {
 
 /**
  * Reads `{error: {message?, type?, code?}}` (OpenAI, DeepSeek, Anthropic, OpenRouter) from a body
- * text; `undefined` when the body is not JSON or has no `error` object.
+ * text, also `[{error: {…, status}}]` (Gemini), `{error: "<message>"}` (LM Studio) and a top-level
+ * `{object: "error", message, type, code}` (vLLM); `undefined` when the body is not JSON or has
+ * none of these.
  *
  * @since 0.1.0
  * @category utils
@@ -293,15 +295,20 @@ export const parseErrorBody = (body: string): ErrorBodyDetail | undefined => {
   } catch {
     return undefined
   }
+  // Gemini wraps its error body in a one-element array
+  if (Array.isArray(parsed)) parsed = parsed[0]
   if (typeof parsed !== "object" || parsed === null) return undefined
-  const error = (parsed as { error?: unknown }).error
-  if (typeof error !== "object" || error === null) return undefined
-  const e = error as Record<string, unknown>
+  const top = parsed as Record<string, unknown>
   const str = (v: unknown): string | undefined =>
     typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined
+  let e: Record<string, unknown>
+  if (typeof top["error"] === "object" && top["error"] !== null) e = top["error"] as Record<string, unknown>
+  else if (typeof top["error"] === "string") e = { message: top["error"] } // LM Studio, some proxies
+  else if (top["object"] === "error") e = top // vLLM: the error fields at the top level
+  else return undefined
   const out: { message?: string; type?: string; code?: string } = {}
   const message = str(e["message"])
-  const type = str(e["type"])
+  const type = str(e["type"]) ?? str(e["status"])
   const code = str(e["code"])
   if (message !== undefined && message !== "") out.message = message
   if (type !== undefined) out.type = type
