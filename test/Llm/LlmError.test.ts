@@ -89,8 +89,9 @@ describe("HTTP status mapping (E-2, E-3)", () => {
     expect(b.message).toContain("HTTP 502")
     const c = LlmError.fromHttpResponse({ status: 401, body: "" })
     expect(c).toMatchObject({ code: "AUTH", message: "API error (HTTP 401)" })
+    // a string `error` is the message (LM Studio, some proxies; issue 11), so the detector sees it
     const d = LlmError.fromHttpResponse({ status: 400, body: "{\"error\":\"context_length_exceeded\"}" })
-    expect(d).toMatchObject({ code: "INVALID_REQUEST", message: "API error (HTTP 400)" })
+    expect(d).toMatchObject({ code: "CONTEXT_WINDOW_EXCEEDED", message: "context_length_exceeded" })
     const e = LlmError.fromHttpResponse({ status: 429, body: "{}", retryAfterMillis: 2000 })
     expect(e).toMatchObject({ code: "RATE_LIMIT", retryAfterMillis: 2000 })
     const f = LlmError.fromHttpResponse({ status: 400, body: "{\"error\":{\"message\":\"\"}}" })
