@@ -12,10 +12,18 @@
  *   `maxTokens` option, else 8192 (valid for every current Claude model; Anthropic's own examples
  *   use 1024, which is too small for an agent writing files). With thinking enabled the cap must
  *   exceed the budget; otherwise the request fails before I/O with `INVALID_REQUEST`;
+ * - [DECISION] C-8: with thinking enabled Anthropic accepts no `temperature` but 1; another value
+ *   fails the request before I/O with `UNSUPPORTED_OPTION` (never silently dropped);
  * - user messages: `tool_result` blocks first (Anthropic requires them first), then text; all
  *   tool results of one user message (and of consecutive user messages) go in ONE user turn;
- *   result content = flattened text or `(no output)`, `is_error: true` only for errors; empty text
- *   blocks are dropped (Anthropic rejects them), an empty user turn is omitted;
+ *   result content = flattened text or `(no output)`, `is_error: true` only for errors; empty and
+ *   whitespace-only text blocks are dropped, an empty user turn is omitted;
+ * - [DECISION] whitespace-only text is never sent, in user or assistant turns, with or without
+ *   replay state: Anthropic rejects it ("text content blocks must contain non-whitespace text",
+ *   HTTP 400), and since the block stays in the session log every later request of the session
+ *   would fail the same way. Adaptive thinking emits such a block (`"\n\n"` before the thinking,
+ *   fixture `anthropic/adaptive-thinking-text-before-thinking`); it carries nothing the model needs,
+ *   and dropping it keeps the replayed thinking blocks and their signatures intact;
  * - [DECISION] history system messages become user text (Anthropic has no in-history system role;
  *   as in §5.7); the `system` option is the top-level `system`;
  * - assistant messages: text (non-empty), `tool_use` with `input` = the parsed raw arguments
@@ -55,10 +63,12 @@
  *   `STREAM_CLOSED`); bad event JSON → `MALFORMED_RESPONSE`; an event whose `event:` name is
  *   neither a Messages event nor the default `message` is skipped before its data is parsed, so an
  *   unknown event type is never fatal, whatever its payload (contract suite);
- * - an `error` event: `overloaded_error`/`api_error`/`timeout_error` → `SERVER`, `rate_limit_error`
- *   → `RATE_LIMIT`, `authentication_error`/`permission_error` → `AUTH`, `invalid_request_error` →
- *   `INVALID_REQUEST` (or `CONTEXT_WINDOW_EXCEEDED` per E-4), `request_too_large` → `HTTP_413`,
- *   `not_found_error` → `HTTP_404`, else the type upper-cased. [DECISION] Before any chunk was
+ * - an `error` event is classified by the shared `LlmError.classifyProviderError` (one vocabulary
+ *   for every adapter): `overloaded_error`/`api_error`/`timeout_error` → `SERVER`,
+ *   `rate_limit_error` → `RATE_LIMIT`, `authentication_error`/`permission_error` → `AUTH`,
+ *   `invalid_request_error` → `INVALID_REQUEST` (or `CONTEXT_WINDOW_EXCEEDED` per E-4),
+ *   `request_too_large` → `HTTP_413`, `not_found_error` → `UNKNOWN_MODEL` when about the model,
+ *   else `HTTP_404`; else the type upper-cased; the raw type is kept as `providerCode`. Before any chunk was
  *   emitted it FAILS the stream (so the `Llm` retry policy may retry, like an HTTP 529); after
  *   chunks it ends the stream in-band: `block-end`s, usage, `finish {kind: "error", message,
  *   code}` (the partial content and usage stay visible; C-4 makes both paths equivalent).
@@ -112,6 +122,8 @@ export interface Options {
   readonly betas?: ReadonlyArray<string> | undefined
   /** deployment headers; the attribution `user-agent` wins (C-6) */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /** header names whose values are secrets (redacted from errors, logs, spans); default `HttpEdge.defaultSecretHeaders` */
+  readonly secretHeaders?: ReadonlyArray<string> | undefined
   /** substitute attribution identity; default `HttpEdge.userAgent` */
   readonly userAgent?: string | undefined
 }
@@ -296,6 +308,10 @@ const toolInput = (args: string): Record<string, unknown> => {
   }
 }
 
+// Anthropic answers 400 "text content blocks must contain non-whitespace text" to a blank text
+// block, on every later request of the session (see the module doc)
+const isBlank = (text: string): boolean => text.trim() === ""
+
 const replayMismatch = (reason: string) =>
   LlmError.providerError("INVALID_REPLAY_STATE", `Anthropic replay state does not match the message: ${reason}`)
 
@@ -313,7 +329,7 @@ const assistantContent = (
   const raw = message.provenance?.replayState
   const out: Array<Wire> = []
   const plain = (b: ContentBlock.ContentBlock) => {
-    if (b.type === "text" && b.text !== "") out.push({ type: "text", text: b.text })
+    if (b.type === "text" && !isBlank(b.text)) out.push({ type: "text", text: b.text })
     else if (b.type === "tool-call") out.push({ type: "tool_use", id: b.id, name: b.name, input: toolInput(b.arguments) })
   }
   if (raw === undefined || message.provenance?.model !== model) {
@@ -376,7 +392,7 @@ export const toWireMessages = (
     }
     for (const b of message.content) {
       if (b.type === "text") {
-        if (b.text !== "") others.push({ type: "text", text: b.text })
+        if (!isBlank(b.text)) others.push({ type: "text", text: b.text })
       } else if (b.type === "tool-result" && message.role === "user") {
         const text = ContentBlock.flattenText(b.content)
         const wire: Wire = { type: "tool_result", tool_use_id: b.toolCallId, content: text === "" ? "(no output)" : text }
@@ -423,6 +439,15 @@ export const buildBody = (
         )
       )
     }
+    if (options.temperature !== undefined && options.temperature !== 1) {
+      return Either.left(
+        LlmError.providerError(
+          "UNSUPPORTED_OPTION",
+          `temperature ${options.temperature} cannot be sent with extended thinking (Anthropic accepts only 1)`,
+          { provider: resolved.provider }
+        )
+      )
+    }
     body["thinking"] = { type: "enabled", budget_tokens: resolved.thinking.budgetTokens }
   }
   if (options.temperature !== undefined) body["temperature"] = options.temperature
@@ -462,32 +487,14 @@ export const mapStopReason = (reason: string): Message.FinishReason => {
 }
 
 /**
- * Maps an Anthropic error type (HTTP body or `error` event) to a canonical code.
+ * Maps an Anthropic error type (HTTP body or `error` event) to a canonical code, through the one
+ * classifier every adapter shares (`LlmError.classifyProviderError`).
  *
  * @since 0.1.0
  * @category response
  */
-export const codeForErrorType = (type: string, message: string): string => {
-  switch (type) {
-    case "overloaded_error":
-    case "api_error":
-    case "timeout_error":
-      return "SERVER"
-    case "rate_limit_error":
-      return "RATE_LIMIT"
-    case "authentication_error":
-    case "permission_error":
-      return "AUTH"
-    case "invalid_request_error":
-      return LlmError.isContextOverflow(`${type} ${message}`) ? "CONTEXT_WINDOW_EXCEEDED" : "INVALID_REQUEST"
-    case "request_too_large":
-      return "HTTP_413"
-    case "not_found_error":
-      return "HTTP_404"
-    default:
-      return type === "" ? "PROVIDER_ERROR" : type.toUpperCase()
-  }
-}
+export const codeForErrorType = (type: string, message: string): LlmError.ProviderErrorCode =>
+  LlmError.classifyProviderError({ type, message })
 
 type Slot =
   | { readonly kind: "text"; readonly index: number; text: string; closed: boolean }
@@ -788,8 +795,9 @@ export const makeTranslator = (provider: string): Sse.Translator => {
             ? error["message"]
             : "provider reported an error"
           const code = codeForErrorType(errorType, message)
-          if (!emitted) return LlmError.providerError(code, message, { provider })
-          close(out, { kind: "error", message, code })
+          const raw = errorType === "" ? {} : { providerCode: errorType }
+          if (!emitted) return LlmError.providerError(code, message, { provider, ...raw })
+          close(out, { kind: "error", message, code, ...raw })
           return "done"
         }
         default:
@@ -848,7 +856,8 @@ export const make = (
             url,
             headers: resolved.headers,
             auth,
-            body: body.right
+            body: body.right,
+            secretHeaders: options.secretHeaders
           }).pipe(decoder)
         })
     } satisfies LlmAdapter.LlmAdapter

@@ -9,8 +9,16 @@
  *   never suppress it; extra deployment headers are merged with the attribution winning
  *   case-insensitively. No provider-specific attribution headers are ever added.
  * - API keys are `Redacted` and unwrapped only in {@link stream}; every error message this module
- *   builds (including a provider's echoed error text) has the key's value replaced by
- *   `<redacted>`, and no error carries the request object (its headers hold the key).
+ *   builds (including a provider's echoed error text) has the key's value, and the value of every
+ *   configured secret header ({@link defaultSecretHeaders}: `authorization`, `api-key`,
+ *   `x-api-key`, `x-goog-api-key`; deployments add their own), replaced by `<redacted>`; the same
+ *   names are redacted in the HTTP client's span attributes (`Headers.currentRedactedNames`), and no
+ *   error carries the request object (its headers hold the key).
+ * - Error bodies (non-2xx) and non-stream 2xx bodies are read up to {@link errorBodyCap} (1 MiB)
+ *   with a truncation marker, so a huge error page cannot balloon memory.
+ * - A 2xx whose content type is JSON or HTML is not an event stream: it is classified by
+ *   {@link fromNonStreamBody} (provider message kept, canonical code, retried only when retryable)
+ *   instead of becoming `STREAM_CLOSED`.
  * - The body is JSON via `HttpClientRequest.bodyJson` (a value that cannot be serialized is a
  *   typed `INVALID_REQUEST`, never a throw).
  * - Exactly one HTTP attempt per call: retries belong to the `Llm` service (DEC-3). Failures are
@@ -18,22 +26,32 @@
  *   `retry-after-ms` (milliseconds, preferred when present) or `retry-after` (seconds or HTTP
  *   date); a 2xx with an empty body is `EMPTY_RESPONSE`; socket errors (connect, reset, a body cut
  *   mid-read) are `TRANSPORT`; an invalid URL is `INVALID_REQUEST`.
+ * - Timers are byte-level and live here (DEC-3, issue 11), read from `Retry.Policy`: the
+ *   **first-byte timeout** runs from the start of the request until the first byte of the response
+ *   *body* (headers alone do not count; an SSE comment, an Anthropic `ping` or a role-only delta
+ *   does), the **idle timeout** between two reads of body bytes of any kind. Both fail with
+ *   `TIMEOUT`; whether that is retried is the `Llm` retry policy's call (retryable while the attempt
+ *   emitted no chunk; after chunks it goes to request recovery, L-20).
  * - The response body is consumed inside the request's scope (`Stream.unwrapScoped` +
  *   `HttpClient.withScope`): when the consumer stops or is interrupted, the request is aborted and
  *   the connection closed.
  *
  * @since 0.1.0
  */
+import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as LlmError from "../Llm/LlmError.js"
+import * as Retry from "../Llm/Retry.js"
 import packageJson from "../../package.json" with { type: "json" }
 
 // ---------------------------------------------------------------------------------------------
@@ -137,6 +155,8 @@ export interface StreamRequest {
   readonly auth?: Auth | undefined
   /** the JSON body */
   readonly body: unknown
+  /** header names whose values are secrets (default {@link defaultSecretHeaders}) */
+  readonly secretHeaders?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -203,9 +223,75 @@ const retryAfter = (response: HttpClientResponse.HttpClientResponse, now: number
 }
 
 /**
+ * The byte-level timers of one request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Timers {
+  /** from the start of the request to the first body byte */
+  readonly firstByte: Duration.Duration
+  /** between two reads of body bytes */
+  readonly idle: Duration.Duration
+}
+
+const timeoutError = (first: boolean, limit: Duration.Duration, provider: string): LlmError.ProviderError =>
+  LlmError.providerError(
+    "TIMEOUT",
+    first
+      ? `no response body from the model within ${Duration.format(limit)} (first-byte timeout)`
+      : `model stream sent nothing for ${Duration.format(limit)} (idle timeout)`,
+    { provider }
+  )
+
+/**
+ * Applies byte-level timers to a byte stream: the first pull (which sends the request and waits for
+ * the headers) and every later pull until a non-empty read are bounded by the first-byte limit,
+ * then each wait for the next non-empty read by the idle limit. A deadline is kept, so empty reads
+ * never reset it. `Duration.infinity` disables a timer.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withByteTimers = <E>(
+  bytes: Stream.Stream<Uint8Array, E>,
+  timers: Timers,
+  provider: string
+): Stream.Stream<Uint8Array, E | LlmError.ProviderError> => {
+  const firstFinite = Duration.isFinite(timers.firstByte)
+  const idleFinite = Duration.isFinite(timers.idle)
+  if (!firstFinite && !idleFinite) return bytes
+  return Stream.unwrapScoped(Effect.gen(function*() {
+    let sawByte = false
+    let since = yield* Clock.currentTimeMillis
+    const pull = yield* Stream.toPull(bytes)
+    const timed = Effect.suspend(() => {
+      const limit = sawByte ? timers.idle : timers.firstByte
+      if (!Duration.isFinite(limit)) return pull
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.timeoutFail(pull, {
+          duration: Duration.millis(Math.max(0, Duration.toMillis(limit) - (now - since))),
+          onTimeout: () => Option.some<E | LlmError.ProviderError>(timeoutError(!sawByte, limit, provider))
+        }))
+    }).pipe(
+      Effect.tap((chunk) =>
+        Chunk.some(chunk, (b) => b.length > 0)
+          ? Effect.map(Clock.currentTimeMillis, (now) => {
+            sawByte = true
+            since = now
+          })
+          : Effect.void
+      )
+    )
+    return Stream.repeatEffectChunkOption(timed)
+  }))
+}
+
+/**
  * Sends one streaming POST and returns the response body bytes, consumed inside the request's
- * scope. Non-2xx → the E-2 code (with `retryAfterMillis`), empty 2xx body → `EMPTY_RESPONSE`,
- * socket errors → `TRANSPORT`. Interrupting or ending the stream aborts the request.
+ * scope, under the byte-level timers of the `Retry.Policy` in effect. Non-2xx → the E-2 code (with
+ * `retryAfterMillis`), empty 2xx body → `EMPTY_RESPONSE`, socket errors → `TRANSPORT`, a timer →
+ * `TIMEOUT`. Interrupting or ending the stream aborts the request.
  *
  * @since 0.1.0
  * @category constructors
@@ -214,16 +300,28 @@ export const stream = (
   client: HttpClient.HttpClient,
   options: StreamRequest
 ): Stream.Stream<Uint8Array, LlmError.ProviderError> =>
+  Stream.unwrap(Effect.map(Retry.Policy, (policy) =>
+    withByteTimers(
+      untimed(client, options),
+      { firstByte: policy.firstByteTimeout, idle: policy.idleTimeout },
+      options.provider
+    )))
+
+const untimed = (
+  client: HttpClient.HttpClient,
+  options: StreamRequest
+): Stream.Stream<Uint8Array, LlmError.ProviderError> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const auth = options.auth
       const key = auth === undefined ? undefined : Redacted.value(auth.key)
-      const secrets = key === undefined ? [] : [key]
       const headers: Record<string, string> = { ...options.headers }
       if (auth !== undefined && key !== undefined) {
         if (auth.scheme === "bearer") headers["authorization"] = `Bearer ${key}`
         else headers[auth.header.toLowerCase()] = key
       }
+      const secretNames = (options.secretHeaders ?? defaultSecretHeaders).map((name) => name.toLowerCase())
+      const secrets = secretValues(headers, secretNames, key)
       const request = yield* HttpClientRequest.post(options.url).pipe(
         HttpClientRequest.setHeaders(headers),
         HttpClientRequest.bodyJson(options.body),
@@ -236,16 +334,28 @@ export const stream = (
         )
       )
       const response = yield* HttpClient.withScope(client).execute(request).pipe(
-        Effect.mapError((error) => requestFailure(error, options, secrets))
+        Effect.mapError((error) => requestFailure(error, options, secrets)),
+        // span attributes and inspected headers redact every configured secret header
+        Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...secretNames])
       )
       if (response.status < 200 || response.status >= 300) {
         const now = yield* Clock.currentTimeMillis
-        const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+        const body = yield* readBounded(response, errorBodyCap)
         return yield* Effect.fail(LlmError.fromHttpResponse({
           status: response.status,
           body: scrub(body, secrets),
           provider: options.provider,
           retryAfterMillis: retryAfter(response, now)
+        }))
+      }
+      const kind = bodyKind(response.headers["content-type"])
+      if (kind !== "stream") {
+        const body = yield* readBounded(response, errorBodyCap)
+        return yield* Effect.fail(fromNonStreamBody({
+          status: response.status,
+          kind,
+          body: scrub(body, secrets),
+          provider: options.provider
         }))
       }
       return Stream.suspend(() => {
@@ -270,3 +380,152 @@ export const stream = (
       })
     })
   )
+
+// ---------------------------------------------------------------------------------------------
+// Secrets, bounded bodies, non-stream answers
+
+/**
+ * Header names whose values are secrets by default: never in error messages, logs or span
+ * attributes. Adapters accept their own list (`secretHeaders`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultSecretHeaders: ReadonlyArray<string> = ["authorization", "api-key", "x-api-key", "x-goog-api-key"]
+
+const secretValues = (
+  headers: Readonly<Record<string, string>>,
+  names: ReadonlyArray<string>,
+  key: string | undefined
+): ReadonlyArray<string> => {
+  const out: Array<string> = key === undefined ? [] : [key]
+  for (const name of names) {
+    const value = headers[name]
+    if (value === undefined || value.trim() === "") continue
+    out.push(value)
+    // `Bearer <token>`: the token alone is a secret too
+    const token = /^\S+\s+(\S{4,})$/.exec(value.trim())?.[1]
+    if (token !== undefined) out.push(token)
+  }
+  // longest first, so a value containing another is replaced whole
+  return [...new Set(out)].sort((a, b) => b.length - a.length)
+}
+
+/**
+ * The most of an error (or non-stream) body that is read: 1 MiB. A longer body is cut there, the
+ * connection released, and {@link truncationMarker} appended.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const errorBodyCap = 1024 * 1024
+
+/**
+ * Appended to a body cut at {@link errorBodyCap}.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const truncationMarker = "…[truncated at 1 MiB]"
+
+/**
+ * Reads at most `cap` bytes of a response body as UTF-8 text (with {@link truncationMarker} when
+ * cut); a body that cannot be read gives what was read so far (the status still classifies it).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const readBounded = (
+  response: HttpClientResponse.HttpClientResponse,
+  cap: number
+): Effect.Effect<string> =>
+  Effect.suspend(() => {
+    const decoder = new TextDecoder("utf-8")
+    let text = ""
+    let size = 0
+    let truncated = false
+    return response.stream.pipe(
+      Stream.takeWhile(() => size < cap),
+      Stream.runForEach((bytes) =>
+        Effect.sync(() => {
+          const room = cap - size
+          const part = bytes.length > room ? bytes.subarray(0, room) : bytes
+          if (bytes.length > room) truncated = true
+          size += part.length
+          text += decoder.decode(part, { stream: true })
+        })
+      ),
+      Effect.ignore,
+      Effect.map(() => {
+        text += decoder.decode()
+        if (size >= cap) truncated = true
+        return truncated ? text + truncationMarker : text
+      })
+    )
+  })
+
+type BodyKind = "stream" | "json" | "html"
+
+/** `json` / `html` for a 2xx whose content type says it is not an event stream; else `stream`. */
+const bodyKind = (contentType: string | undefined): BodyKind => {
+  const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
+  if (type === "application/json" || type.endsWith("+json")) return "json"
+  if (type === "text/html" || type === "application/xhtml+xml") return "html"
+  return "stream"
+}
+
+const oneLine = (text: string, max = 300): string => {
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > max ? `${line.slice(0, max)}…` : line
+}
+
+const htmlText = (html: string): string => {
+  const title = /<title[^>]*>([^]*?)<\/title>/i.exec(html)?.[1]
+  const h1 = /<h1[^>]*>([^]*?)<\/h1>/i.exec(html)?.[1]
+  const strip = (s: string) => s.replace(/<[^>]*>/g, " ").replace(/&nbsp;/g, " ").replace(/&amp;/g, "&")
+  return oneLine(strip(title ?? h1 ?? html.replace(/<(script|style)[^>]*>[^]*?<\/\1>/gi, " ")))
+}
+
+/**
+ * Classifies a 2xx answer that is not an event stream (issue 11): a JSON body with an `error`
+ * object is classified like an in-band error (`LlmError.classifyProviderError`, the provider's
+ * message kept), a JSON body without one is `MALFORMED_RESPONSE` (e.g. a gateway that ignored
+ * `stream: true`); an HTML page (a proxy's error page) names its title and is classified by a status
+ * number in it (`502 Bad Gateway` → `SERVER`), else `MALFORMED_RESPONSE`. Every message is one line.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromNonStreamBody = (options: {
+  readonly status: number
+  readonly kind: "json" | "html"
+  readonly body: string
+  readonly provider: string
+}): LlmError.ProviderError => {
+  const base = { provider: options.provider, status: options.status }
+  if (options.kind === "json") {
+    const detail = LlmError.parseErrorBody(options.body)
+    if (detail !== undefined) {
+      const message = oneLine(detail.message ?? `provider error in a JSON body (HTTP ${options.status})`)
+      const providerCode = detail.code ?? detail.type
+      return LlmError.providerError(
+        LlmError.classifyProviderError({ code: detail.code, type: detail.type, message: detail.message }),
+        message,
+        providerCode === undefined ? base : { ...base, providerCode }
+      )
+    }
+    return LlmError.providerError(
+      "MALFORMED_RESPONSE",
+      `expected an event stream, got a JSON body (HTTP ${options.status}): ${oneLine(options.body, 120)}`,
+      base
+    )
+  }
+  const text = htmlText(options.body)
+  const status = /\b([45]\d\d)\b/.exec(text)?.[1]
+  const code = status === undefined ? "MALFORMED_RESPONSE" : LlmError.codeForStatus(Number(status), { message: text })
+  return LlmError.providerError(
+    code,
+    `expected an event stream, got an HTML page (HTTP ${options.status}): ${text === "" ? "(empty page)" : text}`,
+    base
+  )
+}

@@ -27,8 +27,13 @@
  * - at most one text block and one reasoning block per response (the text block is reused even
  *   after tool calls); one tool-call block per wire `tool_calls[].index` — never keyed by chunk
  *   `id` (relays splice chunks with other ids, fixture `openai/length-cutoff`) and never assuming
- *   indexes start at 0 (fixture `openai/gateway-tool-call-index-starts-at-1`); a fragment without
- *   `index` uses its position in the array;
+ *   indexes start at 0 (fixture `openai/gateway-tool-call-index-starts-at-1`);
+ * - tool-call identity without `index` (Gemini's OpenAI-compatible endpoint and several proxies
+ *   send one complete call per chunk with no `index`): a fragment whose `id` is new opens a new
+ *   call, one whose `id` was seen continues that call, and one with neither `index` nor `id`
+ *   continues the last call a fragment touched (or opens one when there is none). Indexed and
+ *   unindexed fragments may mix: an indexed fragment is keyed by its index only, and it becomes the
+ *   "last call" an id-less unindexed fragment continues;
  * - harness indexes are allocated in opening order across kinds; per chunk and choice: reasoning,
  *   content, tool calls, finish reason; empty/null/absent text opens nothing; each tool fragment
  *   yields a `tool-call-delta` (even an empty one) with the latest known id (`""` if none), the
@@ -44,11 +49,15 @@
  * - usage: `cacheRead = prompt_tokens_details.cached_tokens ?? prompt_cache_hit_tokens`,
  *   `input = prompt_tokens − cacheRead`, `output = completion_tokens`, `reasoning =
  *   completion_tokens_details.reasoning_tokens` when present; absent fields stay absent;
- * - in-band errors (a top-level `error` object in a data payload, or an SSE `event: error`) end the
- *   stream at once: `block-end`s, the usage carried so far (including on the error payload), then
- *   `finish {kind: "error", message, code}` with the provider's `code` as a string (else its
- *   `type`, else `PROVIDER_ERROR`); [DECISION] an overflow message gets `CONTEXT_WINDOW_EXCEEDED`
- *   (C-5);
+ * - in-band errors (a top-level `error` object in a data payload, or an SSE `event: error`) are
+ *   classified by the one shared vocabulary (`LlmError.classifyProviderError`, E-2): an overflow
+ *   message → `CONTEXT_WINDOW_EXCEEDED` (C-5), a numeric code is a status (`"429"` → `RATE_LIMIT`),
+ *   known codes/types (`rate_limit_exceeded`, `server_error`, `tool_use_failed`, …) → their class,
+ *   else the upper-cased raw code; the raw code (else type) is kept as `providerCode` and the
+ *   provider's message as `message`. [DECISION] Like Anthropic's `error` event: before any chunk was
+ *   emitted the error FAILS the stream (so the retry policy treats it like the same HTTP error);
+ *   after chunks it ends the stream at once, in-band: `block-end`s, the usage carried so far
+ *   (including on the error payload), then `finish {kind: "error", message, code, providerCode}`;
  * - events with another name (not `message`/`error`) are skipped, never fatal; a data payload that
  *   is not JSON fails the stream with `MALFORMED_RESPONSE`; JSON without `choices` is legal.
  * - No replay state is emitted (P-9).
@@ -80,7 +89,19 @@ import * as Sse from "./Sse.js"
  * @since 0.1.0
  * @category models
  */
-export type ProfileName = "deepseek" | "openai" | "generic"
+export type ProfileName =
+  | "deepseek"
+  | "openai"
+  | "generic"
+  | "gemini"
+  | "openrouter"
+  | "groq"
+  | "together"
+  | "azure"
+  | "ollama"
+  | "vllm"
+  | "llamacpp"
+  | "lmstudio"
 
 /**
  * What distinguishes one compatible provider from another. A provider quirk lives here, with the
@@ -111,6 +132,8 @@ export interface Profile {
   readonly sessionHeader: string | undefined
   /** accepts `thinking` */
   readonly thinking: boolean
+  /** how the key travels: `authorization: Bearer` or Azure's `api-key` header */
+  readonly keyPlacement: "bearer" | "api-key"
   /** allowed `reasoningEffort` values (`undefined`: any non-empty string) */
   readonly reasoningEfforts: ReadonlyArray<string> | undefined
 }
@@ -126,8 +149,58 @@ export interface ModelEntry {
   readonly name?: string | undefined
 }
 
+// a gateway or local server: `max_tokens`, reasoning from `reasoning_content` or `reasoning`, no
+// resend, no session header, any effort string
+function gateway(
+  name: ProfileName,
+  route: string,
+  displayName: string,
+  baseUrl: string | undefined,
+  envPrefix: string,
+  keyRequired: boolean
+): Profile {
+  return {
+    name,
+    route,
+    displayName,
+    baseUrl,
+    envPrefix,
+    keyRequired,
+    models: [],
+    maxTokensField: "max_tokens",
+    reasoningFields: ["reasoning_content", "reasoning"],
+    sendReasoningContent: false,
+    sessionHeader: undefined,
+    thinking: false,
+    keyPlacement: "bearer",
+    reasoningEfforts: undefined
+  }
+}
+
 /**
- * The built-in profiles.
+ * The built-in profiles. Gateway and local-server profiles (issue 11), each with its quirks:
+ *
+ * - `gemini` (route `gemini`, `https://generativelanguage.googleapis.com/v1beta/openai`, key
+ *   `GEMINI_API_KEY` as Bearer): streams each tool call complete in one chunk WITHOUT `index`
+ *   (identity by `id`, see the tool-call rule); `reasoning_effort` forwarded verbatim;
+ * - `openrouter` (`https://openrouter.ai/api/v1`, `OPENROUTER_API_KEY`): `: OPENROUTER PROCESSING`
+ *   comments while queued (byte timers count them), reasoning in `delta.reasoning`, in-band
+ *   errors with numeric codes (`{"error":{"code":429,…}}`, mapped as statuses); no
+ *   `HTTP-Referer`/`X-Title` attribution headers are ever sent (C-6);
+ * - `groq` (`https://api.groq.com/openai/v1`, `GROQ_API_KEY`): reasoning in `delta.reasoning`,
+ *   mid-stream `event: error` (`tool_use_failed`), usage on the last chunk under `x_groq.usage`
+ *   (read when no top-level `usage` came);
+ * - `together` (`https://api.together.xyz/v1`, `TOGETHER_API_KEY`): usage on the finish chunk,
+ *   reasoning models stream `delta.reasoning`;
+ * - `azure` (route `azure-openai`; base `https://<resource>.openai.azure.com` from
+ *   `AZURE_OPENAI_BASE_URL`, required; key `AZURE_OPENAI_API_KEY`): the key goes in the `api-key`
+ *   header (not Bearer), the URL is `<base>/openai/deployments/<deployment>/chat/completions?api-version=<v>`
+ *   (`deployment` option required, `apiVersion` default {@link defaultAzureApiVersion}), the cap
+ *   is `max_completion_tokens`;
+ * - local servers `ollama` (`http://localhost:11434/v1`), `vllm` (`http://localhost:8000/v1`),
+ *   `llamacpp` (`http://localhost:8080/v1`), `lmstudio` (`http://localhost:1234/v1`): no key
+ *   needed (one is sent when configured), reasoning in `delta.reasoning_content` or
+ *   `delta.reasoning`.
  *
  * @since 0.1.0
  * @category profiles
@@ -146,6 +219,7 @@ export const profiles: { readonly [K in ProfileName]: Profile } = {
     sendReasoningContent: true,
     sessionHeader: "x-deepseek-harness-session-id",
     thinking: true,
+    keyPlacement: "bearer",
     reasoningEfforts: ["high", "max"]
   },
   openai: {
@@ -161,6 +235,7 @@ export const profiles: { readonly [K in ProfileName]: Profile } = {
     sendReasoningContent: false,
     sessionHeader: undefined,
     thinking: false,
+    keyPlacement: "bearer",
     reasoningEfforts: undefined
   },
   generic: {
@@ -176,8 +251,22 @@ export const profiles: { readonly [K in ProfileName]: Profile } = {
     sendReasoningContent: false,
     sessionHeader: undefined,
     thinking: false,
+    keyPlacement: "bearer",
     reasoningEfforts: undefined
-  }
+  },
+  gemini: gateway("gemini", "gemini", "Gemini (OpenAI-compatible)", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI", true),
+  openrouter: gateway("openrouter", "openrouter", "OpenRouter", "https://openrouter.ai/api/v1", "OPENROUTER", true),
+  groq: gateway("groq", "groq", "Groq", "https://api.groq.com/openai/v1", "GROQ", true),
+  together: gateway("together", "together", "Together AI", "https://api.together.xyz/v1", "TOGETHER", true),
+  azure: {
+    ...gateway("azure", "azure-openai", "Azure OpenAI", undefined, "AZURE_OPENAI", true),
+    maxTokensField: "max_completion_tokens",
+    keyPlacement: "api-key"
+  },
+  ollama: gateway("ollama", "ollama", "Ollama", "http://localhost:11434/v1", "OLLAMA", false),
+  vllm: gateway("vllm", "vllm", "vLLM", "http://localhost:8000/v1", "VLLM", false),
+  llamacpp: gateway("llamacpp", "llamacpp", "llama.cpp server", "http://localhost:8080/v1", "LLAMACPP", false),
+  lmstudio: gateway("lmstudio", "lmstudio", "LM Studio", "http://localhost:1234/v1", "LMSTUDIO", false)
 }
 
 /**
@@ -202,8 +291,14 @@ export interface Options {
   readonly reasoningEffort?: string | undefined
   /** deployment headers; the attribution `user-agent` wins over them (C-6) */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /** header names whose values are secrets (redacted from errors, logs, spans); default `HttpEdge.defaultSecretHeaders` */
+  readonly secretHeaders?: ReadonlyArray<string> | undefined
   /** substitute attribution identity (never suppressed); default `HttpEdge.userAgent` */
   readonly userAgent?: string | undefined
+  /** Azure: the deployment name (required by the `azure` profile) */
+  readonly deployment?: string | undefined
+  /** Azure: the `api-version` query value; default {@link defaultAzureApiVersion} */
+  readonly apiVersion?: string | undefined
   /** override the profile's `reasoning_content` resend (generic servers that want it) */
   readonly sendReasoningContent?: boolean | undefined
 }
@@ -231,6 +326,28 @@ export interface Resolved {
 const invalid = (path: string, message: string) => ConfigError.InvalidData([path], message)
 
 /**
+ * The Azure OpenAI `api-version` used when none is configured (a GA version with streaming usage).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultAzureApiVersion = "2024-10-21"
+
+/**
+ * The chat-completions URL of a resolved configuration (Azure: deployment path and `api-version`
+ * query; everyone else: `<base>/chat/completions`).
+ *
+ * @since 0.1.0
+ * @category request
+ */
+export const endpoint = (resolved: Resolved, options: Pick<Options, "deployment" | "apiVersion">): string =>
+  resolved.profile.name === "azure"
+    ? `${HttpEdge.joinUrl(resolved.baseUrl, `openai/deployments/${encodeURIComponent(options.deployment ?? "")}/chat/completions`)}?api-version=${
+      encodeURIComponent(options.apiVersion ?? defaultAzureApiVersion)
+    }`
+    : HttpEdge.joinUrl(resolved.baseUrl, "chat/completions")
+
+/**
  * Applies profile defaults and validates (P-1, C-9): a required key present and non-empty, a valid
  * http(s) base URL, a non-empty route, models with non-empty unique ids, profile-specific knobs.
  *
@@ -256,6 +373,9 @@ export const resolve = (options: Options): Effect.Effect<Resolved, ConfigError.C
     }
     if (options.apiKey !== undefined && HttpEdge.isEmptySecret(options.apiKey)) {
       return Effect.fail(invalid(`${prefix}_API_KEY`, "the API key is empty"))
+    }
+    if (profile.name === "azure" && (options.deployment === undefined || options.deployment === "")) {
+      return Effect.fail(invalid("deployment", "the azure profile needs a deployment name"))
     }
     const provider = options.provider ?? profile.route
     if (provider === "") return Effect.fail(invalid("provider", "the route id is empty"))
@@ -470,18 +590,23 @@ export const mapFinishReason = (reason: string): Message.FinishReason => {
   }
 }
 
-const inBandError = (error: unknown, fallbackMessage: string): Message.FinishReason => {
+interface InBandError {
+  readonly message: string
+  readonly code: LlmError.ProviderErrorCode
+  readonly providerCode: string | undefined
+}
+
+const inBandError = (error: unknown, fallbackMessage: string): InBandError => {
   const e = isRecord(error) ? error : {}
   const str = (v: unknown): string | undefined =>
     typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : undefined
   const message = str(e["message"]) ?? fallbackMessage
   const code = str(e["code"])
   const type = str(e["type"])
-  const detail = [code, type, message].filter((s) => s !== undefined).join(" ")
   return {
-    kind: "error",
     message,
-    code: LlmError.isContextOverflow(detail) ? "CONTEXT_WINDOW_EXCEEDED" : code ?? type ?? "PROVIDER_ERROR"
+    code: LlmError.classifyProviderError({ code, type, message }),
+    providerCode: code ?? type
   }
 }
 
@@ -513,6 +638,8 @@ export const makeTranslator = (
   let reasoningIndex = -1
   let reasoning = ""
   const tools = new Map<number, ToolState>()
+  const byId = new Map<string, ToolState>()
+  let lastTool: ToolState | undefined = undefined
   const opened: Array<Opened> = []
   let usage: Message.TokenUsage | undefined = undefined
   let finishReason: string | undefined = undefined
@@ -568,19 +695,32 @@ export const makeTranslator = (
       }
       const calls = delta["tool_calls"]
       if (Array.isArray(calls)) {
-        for (let i = 0; i < calls.length; i++) {
-          const call: unknown = calls[i]
+        for (const call of calls as ReadonlyArray<unknown>) {
           if (!isRecord(call)) continue
-          const wireIndex = typeof call["index"] === "number" ? call["index"] : i
-          let state = tools.get(wireIndex)
+          const rawId = call["id"]
+          const id = typeof rawId === "string" && rawId !== "" ? rawId : undefined
+          const wireIndex = call["index"]
+          let state: ToolState | undefined
+          if (typeof wireIndex === "number") {
+            state = tools.get(wireIndex)
+          } else if (id !== undefined) {
+            // no index: a new id opens a new call, a known id continues its call
+            state = byId.get(id)
+          } else {
+            // no index, no id: continues the last open call
+            state = lastTool
+          }
           if (state === undefined) {
             state = { index: next++, id: "", name: "", args: "" }
-            tools.set(wireIndex, state)
+            if (typeof wireIndex === "number") tools.set(wireIndex, state)
             opened.push({ kind: "tool", state })
             out.push(StreamChunk.blockStart(state.index, "tool-call"))
           }
-          const id = call["id"]
-          if (typeof id === "string" && id !== "") state.id = id
+          lastTool = state
+          if (id !== undefined) {
+            state.id = id
+            byId.set(id, state)
+          }
           const fn = call["function"]
           let fragment = ""
           if (isRecord(fn)) {
@@ -603,42 +743,59 @@ export const makeTranslator = (
   const malformed = () =>
     LlmError.providerError("MALFORMED_RESPONSE", "invalid JSON in SSE data line", { provider })
 
+  // before any chunk was emitted an in-band error fails the stream (the retry policy may retry
+  // it, as Anthropic's error event and an HTTP error); after chunks it ends the response in-band
+  let emitted = false
+  const fail = (error: InBandError, out: Array<StreamChunk.StreamChunk>): "done" | LlmError.ProviderError => {
+    const raw = error.providerCode === undefined ? {} : { providerCode: error.providerCode }
+    if (!emitted && out.length === 0) return LlmError.providerError(error.code, error.message, { provider, ...raw })
+    close(out, { kind: "error", message: error.message, code: error.code, ...raw })
+    return "done"
+  }
+
+  const translate = (event: Sse.Event, out: Array<StreamChunk.StreamChunk>): "more" | "done" | LlmError.ProviderError => {
+    const isError = event.event === "error"
+    if (!isError && event.event !== "message") return "more"
+    let payload: unknown
+    try {
+      payload = JSON.parse(event.data)
+    } catch {
+      if (isError) {
+        return fail({
+          message: event.data === "" ? "provider reported an error" : event.data,
+          code: LlmError.classifyProviderError({ message: event.data }),
+          providerCode: undefined
+        }, out)
+      }
+      return malformed()
+    }
+    if (!isRecord(payload)) {
+      if (isError) return fail(inBandError(undefined, "provider reported an error"), out)
+      return "more"
+    }
+    const choices = payload["choices"]
+    if (Array.isArray(choices)) {
+      for (const c of choices) if (isRecord(c)) choice(c, out)
+    }
+    const groq = payload["x_groq"]
+    const u = isRecord(payload["usage"]) ? payload["usage"] : isRecord(groq) ? groq["usage"] : undefined
+    if (isRecord(u)) {
+      const mapped = mapUsage(u)
+      if (mapped !== undefined) usage = mapped
+    }
+    const error = payload["error"]
+    if (isRecord(error) || isError) {
+      return fail(inBandError(isRecord(error) ? error : payload, "provider reported an error"), out)
+    }
+    return "more"
+  }
+
   return {
     event: (event, out) => {
-      const isError = event.event === "error"
-      if (!isError && event.event !== "message") return "more"
-      let payload: unknown
-      try {
-        payload = JSON.parse(event.data)
-      } catch {
-        if (isError) {
-          close(out, { kind: "error", message: event.data === "" ? "provider reported an error" : event.data, code: "PROVIDER_ERROR" })
-          return "done"
-        }
-        return malformed()
-      }
-      if (!isRecord(payload)) {
-        if (isError) {
-          close(out, inBandError(undefined, "provider reported an error"))
-          return "done"
-        }
-        return "more"
-      }
-      const choices = payload["choices"]
-      if (Array.isArray(choices)) {
-        for (const c of choices) if (isRecord(c)) choice(c, out)
-      }
-      const u = payload["usage"]
-      if (isRecord(u)) {
-        const mapped = mapUsage(u)
-        if (mapped !== undefined) usage = mapped
-      }
-      const error = payload["error"]
-      if (isRecord(error) || isError) {
-        close(out, inBandError(isRecord(error) ? error : payload, "provider reported an error"))
-        return "done"
-      }
-      return "more"
+      const before = out.length
+      const result = translate(event, out)
+      if (out.length > before) emitted = true
+      return result
     },
     end: (out) => {
       close(out, finishReason === undefined ? { kind: "stop" } : mapFinishReason(finishReason))
@@ -676,9 +833,11 @@ export const make = (
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
     const client = yield* HttpClient.HttpClient
-    const url = HttpEdge.joinUrl(resolved.baseUrl, "chat/completions")
+    const url = endpoint(resolved, options)
     const auth: HttpEdge.Auth | undefined = resolved.apiKey === undefined
       ? undefined
+      : resolved.profile.keyPlacement === "api-key"
+      ? { scheme: "header", header: "api-key", key: resolved.apiKey }
       : { scheme: "bearer", key: resolved.apiKey }
     const decoder = decodeResponse(resolved.profile.reasoningFields, resolved.provider)
     return {
@@ -691,7 +850,8 @@ export const make = (
             url,
             headers: buildHeaders(resolved, request),
             auth,
-            body: buildBody(resolved, request)
+            body: buildBody(resolved, request),
+            secretHeaders: options.secretHeaders
           }).pipe(decoder)
         )
     } satisfies LlmAdapter.LlmAdapter

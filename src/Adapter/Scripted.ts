@@ -71,7 +71,7 @@ import * as ContentBlock from "../Llm/ContentBlock.js"
 import * as Json from "../Llm/Json.js"
 import * as Llm from "../Llm/Llm.js"
 import { Adapter, type LlmAdapter } from "../Llm/LlmAdapter.js"
-import { type LlmError, ProviderError, type RegistryError } from "../Llm/LlmError.js"
+import { type LlmError, ProviderError, type RegistryError, toCode } from "../Llm/LlmError.js"
 import * as Message from "../Llm/Message.js"
 import * as StreamChunk from "../Llm/StreamChunk.js"
 
@@ -190,7 +190,8 @@ export const finish = (
 }
 
 /**
- * The stream fails here with a `ProviderError` of `code`.
+ * The stream fails here with a `ProviderError` of `code` (read by `LlmError.toCode`: a canonical
+ * code as itself, any other string upper-cased as the provider-code fallback).
  *
  * @since 0.1.0
  * @category items
@@ -199,7 +200,7 @@ export const fail = (
   code: string,
   message = `scripted failure ${code}`,
   extra: { readonly status?: number; readonly retryAfterMillis?: number } = {}
-): Item => ({ _tag: "Fail", error: new ProviderError({ code, message, ...extra }) })
+): Item => ({ _tag: "Fail", error: new ProviderError({ code: toCode(code), message, ...extra }) })
 
 /**
  * The stream fails here with the given error.

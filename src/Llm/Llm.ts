@@ -63,7 +63,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Adapter, type LlmAdapter, type ModelInfo, type ProviderInfo } from "./LlmAdapter.js"
-import { type LlmError, messageOf, ProviderError, RegistryError } from "./LlmError.js"
+import { type LlmError, messageOf, ProviderError, RegistryError, toCode } from "./LlmError.js"
 import type * as Message from "./Message.js"
 import * as Retry from "./Retry.js"
 import type { StreamChunk } from "./StreamChunk.js"
@@ -82,11 +82,12 @@ export type RouteInput = string | { readonly id: string; readonly name?: string 
 /**
  * A failure raised by stream middleware (or by a nested model call made by middleware). Never a
  * model-request failure (C-11, L-21). `code` is the original error's string `code` when it had one.
+ * Its `_tag` is its class name, `MiddlewareError` (E-1; it was `LlmMiddlewareError` before).
  *
  * @since 0.1.0
  * @category errors
  */
-export class MiddlewareError extends Schema.TaggedError<MiddlewareError>()("LlmMiddlewareError", {
+export class MiddlewareError extends Schema.TaggedError<MiddlewareError>()("MiddlewareError", {
   message: Schema.String,
   code: Schema.optionalWith(Schema.String, { exact: true }),
   cause: Schema.optionalWith(Schema.Defect, { exact: true })
@@ -240,7 +241,7 @@ const codeOf = (value: unknown): string | undefined => {
 export const fromThrown = (value: unknown, provider?: string): LlmError => {
   if (value instanceof ProviderError || value instanceof RegistryError) return value
   return new ProviderError({
-    code: (value instanceof Error ? codeOf(value) : undefined) ?? "UNKNOWN",
+    code: toCode((value instanceof Error ? codeOf(value) : undefined) ?? "UNKNOWN"),
     message: messageOf(value),
     ...(provider === undefined ? {} : { provider }),
     cause: value

@@ -7,46 +7,137 @@
  *
  * @since 0.1.0
  */
+import type * as Brand from "effect/Brand"
 import * as Schema from "effect/Schema"
 
 /**
- * Canonical codes of model-request failures (E-2). Open: an in-band unknown finish reason yields
- * its upper-cased wire value (e.g. `CONTENT_FILTER`), any other non-2xx yields `HTTP_<status>`.
+ * The canonical codes of model-request failures (E-2), a closed set:
+ * - `AUTH`, `RATE_LIMIT`, `SERVER`, `CONTEXT_WINDOW_EXCEEDED`, `INVALID_REQUEST`: HTTP status or
+ *   provider error classes, on either failure path (C-4);
+ * - `EMPTY_RESPONSE`, `STREAM_CLOSED`, `MALFORMED_RESPONSE`, `TIMEOUT`, `TRANSPORT`: the wire;
+ * - `UNKNOWN_MODEL` (a provider's 404 / `not_found` about the model), `UNSUPPORTED_OPTION` (an option
+ *   a profile cannot send, C-8), `INVALID_REPLAY_STATE` (C-7);
+ * - `ABORTED` (loop side), `UNKNOWN` (a non-Error value was thrown), `SCRIPT_EXHAUSTED` (the
+ *   scripted adapter ran out of replies).
+ *
+ * [DECISION] There is no `MISSING_API_KEY` code: a missing key is configuration, not a model
+ * request. It fails the adapter's layer construction with `ConfigError.MissingData` naming the
+ * variable to set (`DEEPSEEK_API_KEY`, …), before any request exists, and the CLI reports it as a
+ * usage error naming that variable.
  *
  * @since 0.1.0
  * @category models
  */
-export type ProviderErrorCode =
-  | "AUTH"
-  | "RATE_LIMIT"
-  | "SERVER"
-  | "CONTEXT_WINDOW_EXCEEDED"
-  | "INVALID_REQUEST"
-  | "EMPTY_RESPONSE"
-  | "STREAM_CLOSED"
-  | "MALFORMED_RESPONSE"
-  | "TIMEOUT"
-  | "TRANSPORT"
-  | "UNKNOWN_MODEL"
-  | "UNSUPPORTED_OPTION"
-  | "INVALID_REPLAY_STATE"
-  | "MISSING_API_KEY"
-  | "ABORTED"
-  | "UNKNOWN"
-  | (string & {})
+export const canonicalCodes = [
+  "AUTH",
+  "RATE_LIMIT",
+  "SERVER",
+  "CONTEXT_WINDOW_EXCEEDED",
+  "INVALID_REQUEST",
+  "EMPTY_RESPONSE",
+  "STREAM_CLOSED",
+  "MALFORMED_RESPONSE",
+  "TIMEOUT",
+  "TRANSPORT",
+  "UNKNOWN_MODEL",
+  "UNSUPPORTED_OPTION",
+  "INVALID_REPLAY_STATE",
+  "ABORTED",
+  "UNKNOWN",
+  "SCRIPT_EXHAUSTED"
+] as const
+
+/**
+ * One of {@link canonicalCodes}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CanonicalCode = typeof canonicalCodes[number]
+
+/**
+ * `HTTP_<status>`: any other non-2xx status (E-2).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type HttpStatusCode = `HTTP_${number}`
+
+/**
+ * The documented open fallback: an unknown provider error code or class, upper-cased with every
+ * character outside `[A-Z0-9_]` replaced by `_` (e.g. `mystery_error` → `MYSTERY_ERROR`), as E-2
+ * does for unknown finish reasons. Only {@link providerCode} makes one, so a misspelled canonical
+ * code does not compile.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ProviderCode = string & Brand.Brand<"ProviderCode">
+
+/**
+ * The code of a {@link ProviderError}: canonical, `HTTP_<status>`, or the provider-code fallback.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ProviderErrorCode = CanonicalCode | HttpStatusCode | ProviderCode
+
+const ProviderCodeSchema = Schema.String.pipe(Schema.pattern(/^[A-Z][A-Z0-9_]*$/), Schema.brand("ProviderCode"))
+
+/**
+ * Schema of {@link ProviderErrorCode}.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ProviderErrorCode: Schema.Schema<ProviderErrorCode, string> = Schema.Union(
+  Schema.Literal(...canonicalCodes),
+  Schema.TemplateLiteral("HTTP_", Schema.Number),
+  ProviderCodeSchema
+)
+
+const canonicalSet: ReadonlySet<string> = new Set(canonicalCodes)
+
+/**
+ * The fallback code for an unknown provider code (see {@link ProviderCode}); an empty or
+ * symbol-only value gives `PROVIDER_ERROR`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const providerCode = (raw: string): ProviderCode => {
+  const upper = raw.trim().toUpperCase().replace(/[^A-Z0-9_]/g, "_").replace(/^[^A-Z]+/, "")
+  return (upper === "" ? "PROVIDER_ERROR" : upper) as ProviderCode
+}
+
+/**
+ * Reads any string as a {@link ProviderErrorCode}: a canonical code or `HTTP_<status>` as itself,
+ * anything else through {@link providerCode}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toCode = (raw: string): ProviderErrorCode => {
+  if (canonicalSet.has(raw)) return raw as CanonicalCode
+  if (/^HTTP_\d+$/.test(raw)) return raw as HttpStatusCode
+  return providerCode(raw)
+}
 
 /**
  * A failure at the adapter boundary: HTTP status, transport, protocol or provider-reported error.
- * This is a *model-request failure* (C-11): request recovery (L-20) may act on it.
+ * This is a *model-request failure* (C-11): request recovery (L-20) may act on it. `providerCode`
+ * keeps the provider's own error code (or class) verbatim when the failure came from one; the
+ * `message` is the provider's message.
  *
  * @since 0.1.0
  * @category errors
  */
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
-  code: Schema.String,
+  code: ProviderErrorCode,
   message: Schema.String,
   provider: Schema.optionalWith(Schema.String, { exact: true }),
   status: Schema.optionalWith(Schema.Number, { exact: true }),
+  providerCode: Schema.optionalWith(Schema.String, { exact: true }),
   retryAfterMillis: Schema.optionalWith(Schema.Number, { exact: true }),
   cause: Schema.optionalWith(Schema.Defect, { exact: true })
 }) {}
@@ -133,6 +224,7 @@ export const providerError = (
   extra: {
     readonly provider?: string
     readonly status?: number
+    readonly providerCode?: string
     readonly retryAfterMillis?: number
     readonly cause?: unknown
   } = {}
@@ -189,7 +281,9 @@ export interface ErrorBodyDetail {
 
 /**
  * Reads `{error: {message?, type?, code?}}` (OpenAI, DeepSeek, Anthropic, OpenRouter) from a body
- * text; `undefined` when the body is not JSON or has no `error` object.
+ * text, also `[{error: {…, status}}]` (Gemini), `{error: "<message>"}` (LM Studio) and a top-level
+ * `{object: "error", message, type, code}` (vLLM); `undefined` when the body is not JSON or has
+ * none of these.
  *
  * @since 0.1.0
  * @category utils
@@ -201,15 +295,20 @@ export const parseErrorBody = (body: string): ErrorBodyDetail | undefined => {
   } catch {
     return undefined
   }
+  // Gemini wraps its error body in a one-element array
+  if (Array.isArray(parsed)) parsed = parsed[0]
   if (typeof parsed !== "object" || parsed === null) return undefined
-  const error = (parsed as { error?: unknown }).error
-  if (typeof error !== "object" || error === null) return undefined
-  const e = error as Record<string, unknown>
+  const top = parsed as Record<string, unknown>
   const str = (v: unknown): string | undefined =>
     typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined
+  let e: Record<string, unknown>
+  if (typeof top["error"] === "object" && top["error"] !== null) e = top["error"] as Record<string, unknown>
+  else if (typeof top["error"] === "string") e = { message: top["error"] } // LM Studio, some proxies
+  else if (top["object"] === "error") e = top // vLLM: the error fields at the top level
+  else return undefined
   const out: { message?: string; type?: string; code?: string } = {}
   const message = str(e["message"])
-  const type = str(e["type"])
+  const type = str(e["type"]) ?? str(e["status"])
   const code = str(e["code"])
   if (message !== undefined && message !== "") out.message = message
   if (type !== undefined) out.type = type
@@ -227,11 +326,64 @@ export const codeForStatus = (status: number, detail: ErrorBodyDetail | undefine
   if (status === 401 || status === 403) return "AUTH"
   if (status === 429) return "RATE_LIMIT"
   if (status >= 500) return "SERVER"
-  if (status === 400) {
-    const text = [detail?.code, detail?.type, detail?.message].filter((s) => s !== undefined).join(" ")
-    return isContextOverflow(text) ? "CONTEXT_WINDOW_EXCEEDED" : "INVALID_REQUEST"
-  }
+  const text = [detail?.code, detail?.type, detail?.message].filter((s) => s !== undefined).join(" ")
+  if (status === 400) return isContextOverflow(text) ? "CONTEXT_WINDOW_EXCEEDED" : "INVALID_REQUEST"
+  if (status === 404 && isUnknownModel(text)) return "UNKNOWN_MODEL"
   return `HTTP_${status}`
+}
+
+/**
+ * `true` when a not-found text is about the model (`model_not_found`, "The model `x` does not
+ * exist", "model not found"): a 404 about the model is `UNKNOWN_MODEL`, any other 404 `HTTP_404`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isUnknownModel = (text: string): boolean =>
+  /model[_\- ]not[_\- ]found/i.test(text) ||
+  /\bmodel\b[^]{0,80}?\b(?:does not exist|not found|is not (?:available|supported)|unknown)\b/i.test(text) ||
+  /\b(?:unknown|invalid|no such)\s+model\b/i.test(text)
+
+const classes: ReadonlyArray<readonly [CanonicalCode, ReadonlySet<string>]> = [
+  ["RATE_LIMIT", new Set(["rate_limit_exceeded", "rate_limit_error", "rate_limited", "rate_limit", "too_many_requests", "insufficient_quota", "quota_exceeded", "resource_exhausted"])],
+  ["SERVER", new Set(["server_error", "api_error", "internal_error", "internal_server_error", "overloaded_error", "overloaded", "service_unavailable", "service_unavailable_error", "unavailable", "timeout_error", "timeout", "bad_gateway", "upstream_error", "provider_error"])],
+  ["AUTH", new Set(["authentication_error", "permission_error", "invalid_api_key", "unauthorized", "forbidden", "permission_denied", "unauthenticated"])],
+  ["INVALID_REQUEST", new Set(["invalid_request_error", "invalid_request", "bad_request", "tool_use_failed", "invalid_argument", "invalid_prompt", "invalid_value", "context_length_exceeded"])],
+  ["UNKNOWN_MODEL", new Set(["model_not_found"])]
+]
+
+const classOf = (raw: string | undefined, text: string): ProviderErrorCode | undefined => {
+  if (raw === undefined || raw === "") return undefined
+  if (/^\d{3}$/.test(raw)) return codeForStatus(Number(raw), { message: text })
+  const key = raw.toLowerCase()
+  for (const [code, names] of classes) if (names.has(key)) return code
+  if (key === "not_found_error" || key === "not_found") return isUnknownModel(text) ? "UNKNOWN_MODEL" : "HTTP_404"
+  if (key === "request_too_large") return "HTTP_413"
+  return undefined
+}
+
+/**
+ * The canonical code of a provider-reported error (one vocabulary for every adapter, E-2): an
+ * in-band error payload or event (OpenAI-compatible `{"error":{code, type, message}}`, Anthropic
+ * `{"type":"error","error":{type, message}}`) or a 200 body that is an error. In order: the E-4
+ * overflow detector over code, type and message (C-5) → `CONTEXT_WINDOW_EXCEEDED`; a numeric code
+ * is an HTTP status (`"429"` → `RATE_LIMIT`, `"503"` → `SERVER`, …); a known code, then a known
+ * type (rate-limit, server/overloaded, auth, invalid-request, not-found classes); else the
+ * {@link providerCode} fallback of the raw code (or type).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const classifyProviderError = (detail: {
+  readonly code?: string | undefined
+  readonly type?: string | undefined
+  readonly message?: string | undefined
+}): ProviderErrorCode => {
+  const text = [detail.code, detail.type, detail.message].filter((s) => s !== undefined).join(" ")
+  if (isContextOverflow(text)) return "CONTEXT_WINDOW_EXCEEDED"
+  const message = detail.message ?? ""
+  return classOf(detail.code, message) ?? classOf(detail.type, message) ??
+    providerCode(detail.code ?? detail.type ?? "PROVIDER_ERROR")
 }
 
 /**

@@ -113,7 +113,13 @@ export interface FinishReasonMap {
   readonly "tool-calls": { readonly kind: "tool-calls" }
   readonly "max-tokens": { readonly kind: "max-tokens" }
   readonly aborted: { readonly kind: "aborted" }
-  readonly error: { readonly kind: "error"; readonly message: string; readonly code?: string }
+  readonly error: {
+    readonly kind: "error"
+    readonly message: string
+    readonly code?: string
+    /** the provider's own error code or class, verbatim, when a provider error ended the response */
+    readonly providerCode?: string
+  }
 }
 
 /**
@@ -135,7 +141,8 @@ export const FinishReason: Schema.Schema<FinishReason> = Schema.Union(
   Schema.Struct({
     kind: Schema.Literal("error"),
     message: Schema.String,
-    code: Schema.optionalWith(Schema.String, { exact: true })
+    code: Schema.optionalWith(Schema.String, { exact: true }),
+    providerCode: Schema.optionalWith(Schema.String, { exact: true })
   }),
   openMember<FinishReason>(
     "kind",

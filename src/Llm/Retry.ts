@@ -9,8 +9,13 @@
  *   `STREAM_CLOSED`, `TIMEOUT`; everything else (`AUTH`, `INVALID_REQUEST`,
  *   `CONTEXT_WINDOW_EXCEEDED`, `MALFORMED_RESPONSE`, other `HTTP_4xx`, registry errors) fails at once;
  * - attempts are bounded by {@link RetryPolicy.maxAttempts} (the first attempt counts);
- * - each attempt has a **first-byte timeout** (time to its first chunk) and an **idle timeout**
- *   (time between two chunks); both fail with a `ProviderError` of code `TIMEOUT`.
+ * - each attempt has a **first-byte timeout** and an **idle timeout**, both failing with a
+ *   `ProviderError` of code `TIMEOUT`. They are measured on **bytes**, inside the HTTP edge
+ *   (`Adapter/HttpEdge`), which reads them from this policy: first byte = the first byte of the
+ *   response *body* (headers alone do not count; an SSE comment, a `ping` or a role-only delta
+ *   does), idle = the time between two reads of any bytes. Chunks are not timed here: a provider
+ *   that keeps a queued or reasoning request alive with comments is healthy (issue 11). Adapters
+ *   without HTTP (the scripted one) have no timers.
  *
  * Decisions where the spec is silent (DEC-10):
  * - A `retryAfterMillis` carried by the error (the provider's `Retry-After`, seconds or HTTP date,
@@ -21,29 +26,35 @@
  * - {@link RetryPolicy.maxElapsed} is an overall deadline for *retrying*, not for streaming: no new
  *   attempt starts when waiting for it would end later than `maxElapsed` after the first attempt
  *   started. A long healthy stream is never cut by it.
- * - A first-byte timeout is retryable (nothing was emitted); an idle timeout after a chunk is not.
+ * - A first-byte timeout is retryable (nothing was emitted); an idle timeout after a chunk is not
+ *   (it goes to request recovery, L-20). An idle timeout after keep-alive bytes only (no chunk
+ *   emitted yet) is retryable like any failure before the first chunk.
+ * - Defaults are sized for reasoning models (decision note 0006): a 10 min first-byte timeout (what
+ *   the official OpenAI and Anthropic SDKs allow a request), a 5 min idle timeout (long thinking
+ *   with ping-only gaps keeps bytes flowing; a silent 5 min gap mid-body is a dead connection), and
+ *   a 25 min retry deadline so that a first-byte timeout can still be retried.
  * - Every retry is logged at warning level with the code, attempt and delay; nothing is swallowed.
  *
  * Configure with a Layer or per stream:
  *
  * ```ts
  * program.pipe(Effect.provide(Retry.layer({ maxAttempts: 2, firstByteTimeout: "10 seconds" })))
- * Llm.stream(request).pipe(Stream.provideService(Retry.Policy, Retry.policy({ maxAttempts: 1 })))
+ * Llm.stream(request).pipe(Stream.provideServiceEffect(Retry.Policy, Retry.policy({ maxAttempts: 1 })))
  * ```
  *
  * @since 0.1.0
  */
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
-import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { isRetryable, type LlmError, ProviderError } from "./LlmError.js"
+import { isRetryable, type LlmError } from "./LlmError.js"
 
 /**
  * Every knob of the retry policy.
@@ -62,11 +73,11 @@ export interface RetryPolicy {
   readonly retryAfterCap: Duration.Duration
   /** fraction in [0, 1] by which a backoff delay is randomly shortened (default 0.25) */
   readonly jitter: number
-  /** time allowed until an attempt's first chunk (default 60 s; `Duration.infinity` disables) */
+  /** time allowed until the first byte of the response body (default 10 min; `Duration.infinity` disables) */
   readonly firstByteTimeout: Duration.Duration
-  /** time allowed between two chunks of an attempt (default 120 s; `Duration.infinity` disables) */
+  /** time allowed between two reads of body bytes (default 5 min; `Duration.infinity` disables) */
   readonly idleTimeout: Duration.Duration
-  /** no retry starts after this much time since the first attempt began (default 5 min) */
+  /** no retry starts after this much time since the first attempt began (default 25 min) */
   readonly maxElapsed: Duration.Duration
 }
 
@@ -89,7 +100,7 @@ export interface RetryPolicyInput {
 
 /**
  * The default policy: 4 attempts, 500 ms base, 30 s max backoff, 60 s Retry-After cap, 25 %
- * jitter, 60 s first-byte timeout, 120 s idle timeout, 5 min retry deadline.
+ * jitter, 10 min first-byte timeout, 5 min idle timeout, 25 min retry deadline.
  *
  * @since 0.1.0
  * @category constructors
@@ -100,37 +111,61 @@ export const defaultPolicy: RetryPolicy = {
   maxDelay: Duration.seconds(30),
   retryAfterCap: Duration.seconds(60),
   jitter: 0.25,
-  firstByteTimeout: Duration.seconds(60),
-  idleTimeout: Duration.seconds(120),
-  maxElapsed: Duration.minutes(5)
+  firstByteTimeout: Duration.minutes(10),
+  idleTimeout: Duration.minutes(5),
+  maxElapsed: Duration.minutes(25)
 }
 
 /**
- * Builds a policy from the defaults and overrides. Invalid numbers are a defect of the caller's
- * configuration: `maxAttempts` must be a positive integer and `jitter` within [0, 1].
+ * A retry policy that cannot be built: `maxAttempts` not a positive integer, `jitter` outside
+ * [0, 1], or a negative duration.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RetryPolicyError extends Schema.TaggedError<RetryPolicyError>()("RetryPolicyError", {
+  code: Schema.Literal("INVALID_RETRY_POLICY"),
+  message: Schema.String
+}) {}
+
+/**
+ * Builds a policy from the defaults and overrides; an invalid knob is a typed
+ * {@link RetryPolicyError} (an `Either`, usable as an Effect), never a throw.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const policy = (overrides: RetryPolicyInput = {}): RetryPolicy => {
+export const policy = (overrides: RetryPolicyInput = {}): Either.Either<RetryPolicy, RetryPolicyError> => {
   const maxAttempts = overrides.maxAttempts ?? defaultPolicy.maxAttempts
   const jitter = overrides.jitter ?? defaultPolicy.jitter
+  const invalid = (message: string) =>
+    Either.left(new RetryPolicyError({ code: "INVALID_RETRY_POLICY", message: `invalid retry policy: ${message}` }))
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
-    throw new RangeError(`Retry.policy: maxAttempts must be a positive integer, got ${maxAttempts}`)
+    return invalid(`maxAttempts must be a positive integer, got ${maxAttempts}`)
   }
-  if (!(jitter >= 0 && jitter <= 1)) throw new RangeError(`Retry.policy: jitter must be within [0, 1], got ${jitter}`)
-  const d = (value: Duration.DurationInput | undefined, fallback: Duration.Duration) =>
-    value === undefined ? fallback : Duration.decode(value)
-  return {
+  if (!(jitter >= 0 && jitter <= 1)) return invalid(`jitter must be within [0, 1], got ${jitter}`)
+  const durations: Record<string, Duration.Duration> = {}
+  for (const name of ["baseDelay", "maxDelay", "retryAfterCap", "firstByteTimeout", "idleTimeout", "maxElapsed"] as const) {
+    const value = overrides[name]
+    if (value === undefined) {
+      durations[name] = defaultPolicy[name]
+      continue
+    }
+    const decoded = Duration.decodeUnknown(value)
+    if (Option.isNone(decoded) || Duration.toMillis(decoded.value) < 0) return invalid(`${name} is not a duration`)
+    durations[name] = decoded.value
+  }
+  const d = (name: string) => durations[name] as Duration.Duration
+  return Either.right({
     maxAttempts,
     jitter,
-    baseDelay: d(overrides.baseDelay, defaultPolicy.baseDelay),
-    maxDelay: d(overrides.maxDelay, defaultPolicy.maxDelay),
-    retryAfterCap: d(overrides.retryAfterCap, defaultPolicy.retryAfterCap),
-    firstByteTimeout: d(overrides.firstByteTimeout, defaultPolicy.firstByteTimeout),
-    idleTimeout: d(overrides.idleTimeout, defaultPolicy.idleTimeout),
-    maxElapsed: d(overrides.maxElapsed, defaultPolicy.maxElapsed)
-  }
+    baseDelay: d("baseDelay"),
+    maxDelay: d("maxDelay"),
+    retryAfterCap: d("retryAfterCap"),
+    firstByteTimeout: d("firstByteTimeout"),
+    idleTimeout: d("idleTimeout"),
+    maxElapsed: d("maxElapsed")
+  })
 }
 
 /**
@@ -170,13 +205,14 @@ export class Notices extends Context.Reference<Notices>()("effect-harness/Llm/Re
 }) {}
 
 /**
- * A Layer overriding the policy (unset knobs keep their defaults).
+ * A Layer overriding the policy (unset knobs keep their defaults); fails with
+ * {@link RetryPolicyError} on an invalid knob.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (overrides: RetryPolicyInput = {}): Layer.Layer<Policy> =>
-  Layer.sync(Policy, () => policy(overrides))
+export const layer = (overrides: RetryPolicyInput = {}): Layer.Layer<Policy, RetryPolicyError> =>
+  Layer.effect(Policy, policy(overrides))
 
 /**
  * What to do after a failed attempt.
@@ -232,48 +268,10 @@ export const delayFor = (policy: RetryPolicy, error: LlmError, attempt: number, 
   return Duration.millis(Math.round(capped * (1 - policy.jitter * random)))
 }
 
-const timeoutError = (first: boolean, limit: Duration.Duration, provider: string | undefined): ProviderError =>
-  new ProviderError({
-    code: "TIMEOUT",
-    message: first
-      ? `no response from the model within ${Duration.format(limit)} (first-byte timeout)`
-      : `model stream idle for ${Duration.format(limit)} (idle timeout)`,
-    ...(provider === undefined ? {} : { provider })
-  })
-
 /**
- * Applies the first-byte and idle timeouts of `policy` to one attempt; `emitted` is set to `true`
- * as soon as the attempt yields its first chunk.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const withTimeouts = <A>(
-  stream: Stream.Stream<A, LlmError>,
-  policy: RetryPolicy,
-  emitted: Ref.Ref<boolean>,
-  provider?: string
-): Stream.Stream<A, LlmError> => {
-  const firstInfinite = !Duration.isFinite(policy.firstByteTimeout)
-  const idleInfinite = !Duration.isFinite(policy.idleTimeout)
-  return Stream.unwrapScoped(Effect.map(Stream.toPull(stream), (pull) =>
-    Stream.repeatEffectChunkOption(
-      Effect.flatMap(Ref.get(emitted), (did) => {
-        const limit = did ? policy.idleTimeout : policy.firstByteTimeout
-        const timed = (did ? idleInfinite : firstInfinite)
-          ? pull
-          : Effect.timeoutFail(pull, {
-            duration: limit,
-            onTimeout: () => Option.some<LlmError>(timeoutError(!did, limit, provider))
-          })
-        return did ? timed : Effect.tap(timed, (chunk) => Chunk.isEmpty(chunk) ? Effect.void : Ref.set(emitted, true))
-      })
-    )))
-}
-
-/**
- * Runs `attempt(n)` (n = 1, 2, …) under the policy in effect ({@link Policy}): timeouts per attempt,
- * and a new attempt after a retryable failure of an attempt that emitted nothing.
+ * Runs `attempt(n)` (n = 1, 2, …) under the policy in effect ({@link Policy}): a new attempt after
+ * a retryable failure of an attempt that emitted nothing. (Timeouts are byte-level, in the HTTP
+ * edge, which reads them from the same policy.)
  *
  * @since 0.1.0
  * @category combinators
@@ -286,8 +284,14 @@ export const retrying = <A>(
     const current = yield* Policy
     const started = yield* Clock.currentTimeMillis
     const run = (n: number): Stream.Stream<A, LlmError> =>
-      Stream.unwrap(Effect.map(Ref.make(false), (emitted) =>
-        withTimeouts(Stream.suspend(() => attempt(n)), current, emitted, options.provider).pipe(
+      Stream.suspend(() => {
+        // owned by this attempt's run; set once any non-empty chunk reached the consumer
+        let emitted = false
+        return attempt(n).pipe(
+          Stream.mapChunks((chunk) => {
+            if (!emitted && chunk.length > 0) emitted = true
+            return chunk
+          }),
           Stream.catchAll((error) =>
             Stream.unwrap(Effect.gen(function*() {
               const now = yield* Clock.currentTimeMillis
@@ -295,7 +299,7 @@ export const retrying = <A>(
                 policy: current,
                 error,
                 attempt: n,
-                emitted: yield* Ref.get(emitted),
+                emitted,
                 elapsedMillis: now - started,
                 random: current.jitter === 0 ? 0 : yield* Random.next
               })
@@ -322,6 +326,7 @@ export const retrying = <A>(
               return run(n + 1)
             }))
           )
-        )))
+        )
+      })
     return run(1)
   }))

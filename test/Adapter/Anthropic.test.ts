@@ -120,6 +120,46 @@ describe("Anthropic request mapping", () => {
       expect(body["max_tokens"]).toBe(16000)
       const tooSmall = Anthropic.buildBody(config, request({ maxTokens: 4000 }))
       expect(Either.isLeft(tooSmall) && tooSmall.left.code).toBe("INVALID_REQUEST")
+      // C-8: an option the provider cannot honour fails loudly before I/O
+      const hot = Anthropic.buildBody(config, request({ temperature: 0.2 }))
+      expect(Either.isLeft(hot) && hot.left).toMatchObject({ code: "UNSUPPORTED_OPTION", provider: "anthropic" })
+      expect(Either.isRight(Anthropic.buildBody(config, request({ temperature: 1 })))).toBe(true)
+    }))
+
+  it.effect("[DEC-5] whitespace-only text blocks are never replayed (Anthropic 400s on them), with or without replay state; signatures intact", () =>
+    Effect.gen(function*() {
+      const replayState = {
+        kind: "anthropic-messages",
+        version: 1,
+        model,
+        id: "msg_1",
+        blocks: [{ type: "text" }, { type: "thinking", signature: "sig-1" }, { type: "text" }]
+      }
+      const messages = Either.getOrThrow(
+        Anthropic.toWireMessages({
+          model,
+          messages: [
+            Message.user([ContentBlock.text("q"), ContentBlock.text(" \n\t ")]),
+            Message.assistant([ContentBlock.text("\n\n"), ContentBlock.reasoning("thought"), ContentBlock.text("answer")], {
+              provider: "anthropic",
+              model,
+              replayState
+            }),
+            Message.user("next"),
+            Message.assistant([ContentBlock.text("  "), ContentBlock.text("plain")])
+          ]
+        })
+      )
+      expect(messages).toEqual([
+        { role: "user", content: [{ type: "text", text: "q" }] },
+        {
+          role: "assistant",
+          content: [{ type: "thinking", thinking: "thought", signature: "sig-1" }, { type: "text", text: "answer" }]
+        },
+        { role: "user", content: [{ type: "text", text: "next" }] },
+        { role: "assistant", content: [{ type: "text", text: "plain" }] }
+      ])
+      expect(JSON.stringify(messages)).not.toMatch(/"text":"\s*"/)
     }))
 
   it.effect("user turns: tool results first, consecutive results in ONE user turn, (no output), is_error; history system → user text", () =>
@@ -263,7 +303,7 @@ describe("Anthropic response translation", () => {
       expect(mid.slice(-3)).toEqual([
         StreamChunk.blockEnd(0, ContentBlock.text("Hello")),
         StreamChunk.usage({ inputTokens: 17, outputTokens: 1 }),
-        StreamChunk.finish({ kind: "error", message: "Overloaded", code: "SERVER" })
+        StreamChunk.finish({ kind: "error", message: "Overloaded", code: "SERVER", providerCode: "overloaded_error" })
       ])
       expect(Anthropic.codeForErrorType("rate_limit_error", "")).toBe("RATE_LIMIT")
       expect(Anthropic.codeForErrorType("authentication_error", "")).toBe("AUTH")

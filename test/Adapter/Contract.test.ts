@@ -59,6 +59,8 @@ interface OpenAiStyle {
 
 const data = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`
 
+const usage: Message.TokenUsage = { inputTokens: 3, outputTokens: 1 }
+
 const openAiUsage = (style: OpenAiStyle, u: Message.TokenUsage) => {
   const cache = u.cacheReadTokens ?? 0
   const base = {
@@ -167,6 +169,41 @@ const renderOpenAi = (style: OpenAiStyle) => (scenario: Contract.Scenario): Fake
     }
     case "StallBeforeHeaders":
       return FakeProvider.stall()
+    case "ProviderErrorEvent": {
+      const error = openAiErrorPayload(style, scenario.kind)
+      const tail = style.overflowVia === "error-payload" ? data(error) : `event: error\n${data(error)}`
+      const head = openAiStream(style, scenario.position === "first" ? [] : content(scenario.partial), undefined, undefined)
+      const after = openAiStream(style, content(["never"]), "stop", usage).slice(1)
+      return FakeProvider.sse([...head, tail, ...after, done].join(""))
+    }
+  }
+}
+
+/**
+ * In-band error payloads as each flavour sends them: OpenAI-style string codes and types
+ * (DeepSeek, OpenAI), or numeric status codes (OpenRouter) and Groq's `tool_use_failed`.
+ */
+const openAiErrorPayload = (style: OpenAiStyle, kind: Contract.InBandKind) => {
+  const numeric = style.overflowVia === "error-event"
+  switch (kind) {
+    case "rate-limit":
+      return numeric
+        ? { error: { code: 429, message: "Rate limit exceeded: free-models-per-min" } }
+        : { error: { message: "Rate limit reached for requests", type: "requests", param: null, code: "rate_limit_exceeded" } }
+    case "server":
+      return numeric
+        ? { error: { code: 502, message: "Provider returned error" } }
+        : { error: { message: "The server had an error while processing your request.", type: "server_error", param: null, code: null } }
+    case "overloaded":
+      return numeric
+        ? { error: { code: 529, message: "Provider overloaded" } }
+        : { error: { message: "The engine is currently overloaded, please try again later", type: "server_error", code: "overloaded" } }
+    case "invalid-request":
+      return numeric
+        ? { error: { message: "Tool call validation failed", type: "invalid_request_error", code: "tool_use_failed" } }
+        : { error: { message: "Invalid schema for function 'lookup'", type: "invalid_request_error", param: "tools", code: "invalid_function_parameters" } }
+    case "unknown":
+      return { error: { message: "something unexpected happened", code: "mystery_error" } }
   }
 }
 
@@ -356,13 +393,34 @@ const renderAnthropic = (scenario: Contract.Scenario): FakeProvider.Reply => {
     }
     case "StallBeforeHeaders":
       return FakeProvider.stall()
+    case "ProviderErrorEvent": {
+      const type = anthropicErrorTypes[scenario.kind]
+      const head = scenario.position === "first" ? [] : textBlock(0, scenario.partial).slice(0, -1)
+      return FakeProvider.sse(
+        [
+          messageStart(usage),
+          ...head,
+          event("error", { error: { type, message: `${type} happened` } }),
+          event("content_block_delta", { index: 0, delta: { type: "text_delta", text: "never" } }),
+          ...messageEnd("end_turn", usage)
+        ].join("")
+      )
+    }
   }
+}
+
+const anthropicErrorTypes: { readonly [K in Contract.InBandKind]: string } = {
+  "rate-limit": "rate_limit_error",
+  server: "api_error",
+  overloaded: "overloaded_error",
+  "invalid-request": "invalid_request_error",
+  unknown: "mystery_error"
 }
 
 const anthropic: Contract.Harness = {
   provider: "anthropic",
   model: anthropicModel,
-  inBandError: { code: "SERVER", message: "Overloaded" },
+  inBandError: { code: "SERVER", message: "Overloaded", providerCode: "overloaded_error" },
   overflowMessage: anthropicOverflow,
   backend: {
     _tag: "Wire",
@@ -414,6 +472,14 @@ const renderScripted = (scenario: Contract.Scenario): Scripted.Reply => {
       return [Scripted.chunk(StreamChunk.blockStart(0, "text"), StreamChunk.textDelta(0, scenario.first)), Scripted.forever]
     case "StallBeforeHeaders":
       return [Scripted.forever]
+    case "ProviderErrorEvent": {
+      const code = LlmError.toCode(Contract.inBandCanonical[scenario.kind])
+      const message = `${scenario.kind} happened`
+      const providerCode = scenario.kind.replace("-", "_")
+      return scenario.position === "first"
+        ? [Scripted.failWith(LlmError.providerError(code, message, { provider: "scripted", providerCode }))]
+        : [Scripted.say(scenario.partial.join("")), Scripted.finish({ kind: "error", message, code, providerCode })]
+    }
   }
 }
 
@@ -547,7 +613,7 @@ describe("the contract's checks fail on broken adapters", () => {
       const { adapter } = yield* Contract.rig(scripted, [inBand, Contract.scenarios.auth, Contract.scenarios.auth, Contract.overflowScenario("maximum context length is 10 tokens")])
       const req = Contract.request(scripted)
       const asFailure = yield* Contract.collect(
-        adapter.stream(req).pipe(Stream.filter((x) => x.type !== "finish"), Stream.concat(Stream.fail(LlmError.providerError("CONTENT_FILTER", "m"))))
+        adapter.stream(req).pipe(Stream.filter((x) => x.type !== "finish"), Stream.concat(Stream.fail(LlmError.providerError(LlmError.toCode("CONTENT_FILTER"), "m"))))
       )
       expect(() => Contract.checkInBand(asFailure, "CONTENT_FILTER")).toThrow(/\[C-4\] an in-band error completes the stream/)
       const defect = yield* Contract.collect(adapter.stream(req).pipe(Stream.catchAll((e) => Stream.die(e))))

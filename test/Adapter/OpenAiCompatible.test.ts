@@ -356,7 +356,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
       expect(OpenAiCompatible.mapUsage({ total_tokens: 3 })).toBeUndefined()
     }))
 
-  it.effect("in-band errors: top-level error object or event: error end the stream with the provider's code", () =>
+  it.effect("[E-2] in-band errors after chunks end the stream with the canonical code, the raw code kept as providerCode; before any chunk they fail it", () =>
     Effect.gen(function*() {
       const openrouter = Either.getOrThrow(
         yield* translate(
@@ -373,7 +373,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
         StreamChunk.reasoningDelta(0, "hmm"),
         StreamChunk.blockEnd(0, ContentBlock.reasoning("hmm")),
         StreamChunk.usage({ inputTokens: 4, outputTokens: 1 }),
-        StreamChunk.finish({ kind: "error", message: "Token limit reached", code: "400" })
+        StreamChunk.finish({ kind: "error", message: "Token limit reached", code: "INVALID_REQUEST", providerCode: "400" })
       ])
       const groq = Either.getOrThrow(
         yield* translate(
@@ -382,17 +382,15 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
             "\n\n"
         )
       )
-      expect(groq.at(-1)).toEqual(StreamChunk.finish({ kind: "error", message: "bad call", code: "tool_use_failed" }))
-      const overflow = Either.getOrThrow(
-        yield* translate(sse({ error: { message: "This model's maximum context length is 8192 tokens" } }))
+      expect(groq.at(-1)).toEqual(
+        StreamChunk.finish({ kind: "error", message: "bad call", code: "INVALID_REQUEST", providerCode: "tool_use_failed" })
       )
-      expect(overflow).toEqual([
-        StreamChunk.finish({
-          kind: "error",
-          message: "This model's maximum context length is 8192 tokens",
-          code: "CONTEXT_WINDOW_EXCEEDED"
-        })
-      ])
+      const overflow = yield* translate(sse({ error: { message: "This model's maximum context length is 8192 tokens" } }))
+      expect(Either.isLeft(overflow) && overflow.left).toMatchObject({
+        _tag: "ProviderError",
+        message: "This model's maximum context length is 8192 tokens",
+        code: "CONTEXT_WINDOW_EXCEEDED"
+      })
     }))
 
   it.effect("unknown event types are skipped, never fatal; the deepseek profile ignores delta.reasoning", () =>

@@ -60,7 +60,8 @@ const categoryCodes: Record<string, string> = {
   quota: "HTTP_402"
 }
 
-const anthropicErrorCodes: Record<string, string> = { overloaded_error: "SERVER" }
+/** in-band provider codes of the fixtures → the one canonical vocabulary (E-2, issue 11) */
+const inBandCodes: Record<string, string> = { overloaded_error: "SERVER", "400": "INVALID_REQUEST", tool_use_failed: "INVALID_REQUEST" }
 
 const seedOf = (name: string) => [...name].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7)
 
@@ -169,20 +170,21 @@ const replaySse = (name: string, expected: Expected) =>
       })
       return
     }
+    const code = inBandCodes[String(finish.code)]
+    const providerCode = String(finish.code)
     if (name.startsWith("anthropic/")) {
-      const code = anthropicErrorCodes[String(finish.code)]
       if (assembled.blocks.length === 0) {
         expect(failure?.code, `${name}: failure before the first chunk`).toBe(code)
         expect(failure?.message).toBe(finish.message)
         expect(failure !== undefined && LlmError.isRetryable(failure)).toBe(true)
       } else {
         expect(failure).toBeUndefined()
-        expect(assembled.finish).toEqual({ kind: "error", message: finish.message, code })
+        expect(assembled.finish).toEqual({ kind: "error", message: finish.message, code, providerCode })
       }
       return
     }
     expect(failure, `${name}: in-band`).toBeUndefined()
-    expect(assembled.finish).toEqual({ kind: "error", message: finish.message, code: String(finish.code) })
+    expect(assembled.finish).toEqual({ kind: "error", message: finish.message, code, providerCode })
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
 const replayHttp = (name: string, expected: Expected) =>

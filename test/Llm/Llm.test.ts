@@ -309,7 +309,7 @@ describe("Llm.stream failure provenance (C-11, L-21)", () => {
       const afterChunks = yield* run((_, next) =>
         Stream.concat(next(), Stream.fail("observer blew up"))
       )
-      expect(afterChunks).toMatchObject({ _tag: "LlmMiddlewareError", message: "observer blew up" })
+      expect(afterChunks).toMatchObject({ _tag: "MiddlewareError", message: "observer blew up" })
     }).pipe(Effect.provide(Llm.layer), Effect.provide(noRetry)))
 })
 

@@ -62,7 +62,9 @@ describe("HTTP status mapping (E-2, E-3)", () => {
       [503, body({ message: "busy" }), "SERVER"],
       [529, body({ message: "Overloaded", type: "overloaded_error" }), "SERVER"],
       [418, body({ message: "teapot" }), "HTTP_418"],
-      [404, body({ message: "no such model" }), "HTTP_404"],
+      [404, body({ message: "no such model" }), "UNKNOWN_MODEL"],
+      [404, body({ message: "The model `gpt-9` does not exist or you do not have access to it.", code: "model_not_found" }), "UNKNOWN_MODEL"],
+      [404, body({ message: "no route for /v2/chat" }), "HTTP_404"],
       [413, body({ message: "too big", code: "context_length_exceeded" }), "HTTP_413"],
       [400, body({ message: "too big", code: "context_length_exceeded" }), "CONTEXT_WINDOW_EXCEEDED"],
       [400, body({ message: "This model's maximum context length is 8192 tokens" }), "CONTEXT_WINDOW_EXCEEDED"],
@@ -87,8 +89,9 @@ describe("HTTP status mapping (E-2, E-3)", () => {
     expect(b.message).toContain("HTTP 502")
     const c = LlmError.fromHttpResponse({ status: 401, body: "" })
     expect(c).toMatchObject({ code: "AUTH", message: "API error (HTTP 401)" })
+    // a string `error` is the message (LM Studio, some proxies; issue 11), so the detector sees it
     const d = LlmError.fromHttpResponse({ status: 400, body: "{\"error\":\"context_length_exceeded\"}" })
-    expect(d).toMatchObject({ code: "INVALID_REQUEST", message: "API error (HTTP 400)" })
+    expect(d).toMatchObject({ code: "CONTEXT_WINDOW_EXCEEDED", message: "context_length_exceeded" })
     const e = LlmError.fromHttpResponse({ status: 429, body: "{}", retryAfterMillis: 2000 })
     expect(e).toMatchObject({ code: "RATE_LIMIT", retryAfterMillis: 2000 })
     const f = LlmError.fromHttpResponse({ status: 400, body: "{\"error\":{\"message\":\"\"}}" })
@@ -110,8 +113,8 @@ describe("HTTP status mapping (E-2, E-3)", () => {
   it("[E-6] isRetryable: RATE_LIMIT, SERVER, TRANSPORT, STREAM_CLOSED, TIMEOUT only", () => {
     const retryable = ["RATE_LIMIT", "SERVER", "TRANSPORT", "STREAM_CLOSED", "TIMEOUT"]
     const final = ["AUTH", "INVALID_REQUEST", "CONTEXT_WINDOW_EXCEEDED", "MALFORMED_RESPONSE", "HTTP_404", "CONTENT_FILTER", "UNKNOWN"]
-    for (const code of retryable) expect(LlmError.isRetryable(LlmError.providerError(code, "x"))).toBe(true)
-    for (const code of final) expect(LlmError.isRetryable(LlmError.providerError(code, "x"))).toBe(false)
+    for (const code of retryable) expect(LlmError.isRetryable(LlmError.providerError(LlmError.toCode(code), "x"))).toBe(true)
+    for (const code of final) expect(LlmError.isRetryable(LlmError.providerError(LlmError.toCode(code), "x"))).toBe(false)
     expect(LlmError.isRetryable(new LlmError.RegistryError({ code: "NO_ADAPTER", message: "x" }))).toBe(false)
   })
 })
@@ -198,5 +201,36 @@ describe("Wire error fixtures (E-2..E-4, E-6)", () => {
       })
       if (f.expected.message !== undefined) expect(error.message, f.name).toBe(f.expected.message)
     }
+  })
+})
+
+describe("one error vocabulary (E-2, issue 11)", () => {
+  it("[E-2] codes are a closed union: a misspelled code does not compile; unknown provider codes take the documented fallback", () => {
+    // @ts-expect-error a misspelled canonical code is not a ProviderErrorCode
+    const misspelled: LlmError.ProviderErrorCode = "RATE_LIMT"
+    expect(misspelled).toBe("RATE_LIMT")
+    const http: LlmError.ProviderErrorCode = "HTTP_418"
+    expect(LlmError.toCode(http)).toBe("HTTP_418")
+    expect(LlmError.toCode("RATE_LIMIT")).toBe("RATE_LIMIT")
+    expect(LlmError.toCode("content-filter")).toBe("CONTENT_FILTER")
+    expect(LlmError.providerCode("  ")).toBe("PROVIDER_ERROR")
+    expect(() => new LlmError.ProviderError({ code: "lower" as LlmError.ProviderErrorCode, message: "x" })).toThrow()
+  })
+
+  it("[E-2, C-5] classifyProviderError: numeric codes are statuses, known codes then types, overflow first, else the upper-cased raw code", () => {
+    const c = LlmError.classifyProviderError
+    expect(c({ code: "429", message: "slow" })).toBe("RATE_LIMIT")
+    expect(c({ code: "529", message: "Overloaded" })).toBe("SERVER")
+    expect(c({ code: "400", message: "bad" })).toBe("INVALID_REQUEST")
+    expect(c({ code: "rate_limit_exceeded", type: "requests", message: "x" })).toBe("RATE_LIMIT")
+    expect(c({ type: "overloaded_error", message: "Overloaded" })).toBe("SERVER")
+    expect(c({ code: "invalid_function_parameters", type: "invalid_request_error", message: "x" })).toBe("INVALID_REQUEST")
+    expect(c({ code: "tool_use_failed", type: "invalid_request_error", message: "x" })).toBe("INVALID_REQUEST")
+    expect(c({ type: "authentication_error", message: "x" })).toBe("AUTH")
+    expect(c({ code: "model_not_found", message: "The model `x` does not exist" })).toBe("UNKNOWN_MODEL")
+    expect(c({ type: "not_found_error", message: "no such route" })).toBe("HTTP_404")
+    expect(c({ message: "This model's maximum context length is 8192 tokens", code: "400" })).toBe("CONTEXT_WINDOW_EXCEEDED")
+    expect(c({ code: "mystery_error", message: "?" })).toBe("MYSTERY_ERROR")
+    expect(c({ message: "no code at all" })).toBe("PROVIDER_ERROR")
   })
 })

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -10,7 +11,6 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Scripted from "../../src/Adapter/Scripted.js"
 import * as Llm from "../../src/Llm/Llm.js"
-import type { LlmAdapter } from "../../src/Llm/LlmAdapter.js"
 import { ProviderError, RegistryError } from "../../src/Llm/LlmError.js"
 import * as Message from "../../src/Llm/Message.js"
 import * as Retry from "../../src/Llm/Retry.js"
@@ -124,82 +124,25 @@ describe("Retry policy (DEC-3, E-6)", () => {
       expect(yield* calls).toBe(0)
     }).pipe(Effect.provide(setup([Scripted.text("x")]))))
 
-  it.effect("[E-6] the idle timeout fires between chunks with TIMEOUT, is not retried, and interrupts the adapter stream", () =>
+  it.effect("[DEC-3] defaults apply without any layer; timers are sized for reasoning models (decision 0006)", () =>
     Effect.gen(function*() {
-      let released = false
-      const adapter: LlmAdapter = {
-        providers: [{ id: "idle", name: "idle" }],
-        models: [],
-        stream: () =>
-          Stream.concat(
-            Stream.make<[StreamChunk.StreamChunk]>({ type: "text-delta", index: 0, text: "a" }),
-            Stream.never
-          ).pipe(Stream.ensuring(Effect.sync(() => {
-            released = true
-          })))
-      }
-      yield* Llm.register(["idle"], adapter)
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(Llm.stream({ ...request, provider: "idle" }))))
-      yield* settle
-      yield* TestClock.adjust("29 seconds")
-      yield* settle
-      expect(fiber.unsafePoll()).toBeNull()
-      yield* TestClock.adjust("1 seconds")
-      const error = yield* Fiber.join(fiber)
-      expect(error).toBeInstanceOf(ProviderError)
-      expect(error).toMatchObject({ code: "TIMEOUT", provider: "idle" })
-      expect(error.message).toMatch(/idle/)
-      expect(released).toBe(true)
-    }).pipe(
-      Effect.scoped,
-      Effect.provide(Layer.merge(Llm.layer, Retry.layer({ jitter: 0, idleTimeout: "30 seconds", maxAttempts: 3 })))
-    ))
+      expect(yield* Retry.Policy).toEqual(Retry.defaultPolicy)
+      expect(Duration.toMinutes(Retry.defaultPolicy.firstByteTimeout)).toBe(10)
+      expect(Duration.toMinutes(Retry.defaultPolicy.idleTimeout)).toBe(5)
+      // a first-byte timeout must still leave room for a retry within the deadline
+      expect(Duration.greaterThan(Retry.defaultPolicy.maxElapsed, Retry.defaultPolicy.firstByteTimeout)).toBe(true)
+    }))
 
-  it.effect("[E-6] the first-byte timeout fires with TIMEOUT and is retryable (nothing was emitted)", () =>
+  it.effect("[DEC-3] chunks are not timed here: a scripted adapter that stalls before its first chunk is not cut", () =>
     Effect.gen(function*() {
       const fiber = yield* Effect.fork(collect)
       yield* settle
-      expect(yield* calls).toBe(1)
-      yield* TestClock.adjust("10 seconds") // first-byte timeout of attempt 1
-      yield* settle
-      yield* TestClock.adjust("500 millis") // backoff
-      yield* settle
-      expect(yield* calls).toBe(2)
-      expect(yield* Fiber.join(fiber)).toEqual(Scripted.toChunks(Scripted.text("late but fine")))
-    }).pipe(Effect.provide(setup([[Scripted.forever], Scripted.text("late but fine")], {
-      firstByteTimeout: "10 seconds"
-    }))))
-
-  it.effect("[E-6] with maxAttempts 1 the first-byte timeout is the final error", () =>
-    Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.flip(collect))
-      yield* settle
-      yield* TestClock.adjust("1 minute")
-      const error = yield* Fiber.join(fiber)
-      expect(error).toMatchObject({ _tag: "ProviderError", code: "TIMEOUT" })
-      expect(error.message).toMatch(/first-byte/)
-    }).pipe(Effect.provide(setup([[Scripted.forever]], { maxAttempts: 1 }))))
-
-  it.effect("[E-6] defaults apply without any layer: 4 attempts, 60 s first-byte timeout", () =>
-    Effect.gen(function*() {
-      expect(yield* Retry.Policy).toEqual(Retry.defaultPolicy)
-      const fiber = yield* Effect.fork(Effect.flip(collect))
-      yield* settle
-      yield* TestClock.adjust("59 seconds")
+      yield* TestClock.adjust("2 hours")
       yield* settle
       expect(fiber.unsafePoll()).toBeNull()
-      // 4 attempts: 3 timeouts + backoffs of at most 500, 1000, 2000 ms (jitter only shortens)
-      for (let i = 0; i < 4; i++) {
-        yield* TestClock.adjust("63 seconds")
-        yield* settle
-      }
-      const error = yield* Fiber.join(fiber)
-      expect(error).toMatchObject({ code: "TIMEOUT" })
-      expect(yield* calls).toBe(4)
-    }).pipe(Effect.provide(Layer.provideMerge(
-      Scripted.layerLlm([1, 2, 3, 4, 5].map(() => [Scripted.forever])),
-      Llm.layer
-    ))))
+      expect(yield* calls).toBe(1)
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.provide(setup([[Scripted.forever]], { firstByteTimeout: "1 second", idleTimeout: "1 second" }))))
 
   it.effect("[E-6] every retry is logged at warning level with code, attempt and delay", () =>
     Effect.gen(function*() {
@@ -231,7 +174,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
   it.effect("[E-6] a per-stream policy override (Stream.provideService) wins over the layer", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        Stream.runDrain(Llm.stream(request).pipe(Stream.provideService(Retry.Policy, Retry.policy({ maxAttempts: 1 }))))
+        Stream.runDrain(Llm.stream(request).pipe(Stream.provideServiceEffect(Retry.Policy, Retry.policy({ maxAttempts: 1 }))))
       )
       expect(error.code).toBe("SERVER")
       expect(yield* calls).toBe(1)
@@ -239,7 +182,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
 })
 
 describe("Retry.decide and Retry.delayFor (pure)", () => {
-  const policy = Retry.policy({ jitter: 0.25 })
+  const policy = Either.getOrThrow(Retry.policy({ jitter: 0.25 }))
   const server = new ProviderError({ code: "SERVER", message: "x" })
   const base = { policy, error: server, attempt: 1, emitted: false, elapsedMillis: 0, random: 0 }
 
@@ -265,14 +208,22 @@ describe("Retry.decide and Retry.delayFor (pure)", () => {
       reason: "not-retryable"
     })
     expect(Retry.decide({ ...base, attempt: 4 })).toEqual({ _tag: "Fail", reason: "attempts" })
-    expect(Retry.decide({ ...base, elapsedMillis: 299_600 })).toEqual({ _tag: "Fail", reason: "deadline" })
+    expect(Retry.decide({ ...base, elapsedMillis: 25 * 60_000 - 400 })).toEqual({ _tag: "Fail", reason: "deadline" })
     expect(Retry.decide(base)).toEqual({ _tag: "Retry", delay: Duration.millis(500) })
   })
 
-  it("[E-6] invalid knobs are rejected when the policy is built", () => {
-    expect(() => Retry.policy({ maxAttempts: 0 })).toThrow(RangeError)
-    expect(() => Retry.policy({ maxAttempts: 1.5 })).toThrow(RangeError)
-    expect(() => Retry.policy({ jitter: 2 })).toThrow(RangeError)
-    expect(Retry.policy({ baseDelay: "1 second" }).baseDelay).toEqual(Duration.seconds(1))
+  it("[E-6] invalid knobs are a typed RetryPolicyError (never a throw)", () => {
+    for (const bad of [{ maxAttempts: 0 }, { maxAttempts: 1.5 }, { jitter: 2 }, { baseDelay: "soon" as Duration.DurationInput }] as ReadonlyArray<Retry.RetryPolicyInput>) {
+      const result = Retry.policy(bad)
+      expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "RetryPolicyError", code: "INVALID_RETRY_POLICY" })
+    }
+    expect(Either.getOrThrow(Retry.policy({ baseDelay: "1 second" })).baseDelay).toEqual(Duration.seconds(1))
   })
+
+  it.effect("[E-6] an invalid policy fails the layer with the typed error, not a defect", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Effect.provide(Retry.Policy, Retry.layer({ maxAttempts: -1 })))
+      expect(error).toBeInstanceOf(Retry.RetryPolicyError)
+      expect(error.message).toMatch(/maxAttempts/)
+    }))
 })

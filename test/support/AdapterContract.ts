@@ -20,6 +20,11 @@
  * - C-4: the two failure paths — the stream fails with a typed `ProviderError` (not a defect), or it
  *   completes with `finish {kind: "error"}` — both surface a canonical code, read by ONE consumer
  *   ({@link failureCode});
+ * - E-2 / C-4 / E-6, the in-band provider error matrix (issue 11): rate limit, server, overloaded,
+ *   invalid request and an unknown code, each as the first event and mid-stream, map to ONE
+ *   canonical vocabulary in every adapter; as the first event the stream fails (typed, no chunk)
+ *   and the `Llm` retry policy retries exactly the retryable classes; mid-stream the answer ends
+ *   in-band with the partial content kept and the provider's raw code as `providerCode`;
  * - C-5 / E-2 / E-3: HTTP 400 with the provider's overflow message and an in-band overflow are both
  *   `CONTEXT_WINDOW_EXCEEDED`; 401 is `AUTH`; a generic 400 is `INVALID_REQUEST`; the message is
  *   the body's `error.message`;
@@ -57,6 +62,7 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -67,8 +73,10 @@ import type * as Scripted from "../../src/Adapter/Scripted.js"
 import * as BlockAssembler from "../../src/Llm/BlockAssembler.js"
 import * as ContentBlock from "../../src/Llm/ContentBlock.js"
 import type * as LlmAdapter from "../../src/Llm/LlmAdapter.js"
-import type * as LlmError from "../../src/Llm/LlmError.js"
+import * as Llm from "../../src/Llm/Llm.js"
+import * as LlmError from "../../src/Llm/LlmError.js"
 import * as Message from "../../src/Llm/Message.js"
+import * as Retry from "../../src/Llm/Retry.js"
 import type * as StreamChunk from "../../src/Llm/StreamChunk.js"
 import * as FakeProvider from "./FakeProvider.js"
 
@@ -119,6 +127,36 @@ export type Scenario =
   }
   | { readonly _tag: "StallMidStream"; readonly first: string }
   | { readonly _tag: "StallBeforeHeaders" }
+  | {
+    readonly _tag: "ProviderErrorEvent"
+    readonly kind: InBandKind
+    readonly position: "first" | "mid"
+    readonly partial: ReadonlyArray<string>
+  }
+
+/**
+ * The classes of the in-band error matrix; every harness renders each with its provider's own
+ * payload (the unknown class with the raw code `mystery_error`).
+ */
+export type InBandKind = "rate-limit" | "server" | "overloaded" | "invalid-request" | "unknown"
+
+/** The canonical code (E-2) every adapter must give each class. */
+export const inBandCanonical: { readonly [K in InBandKind]: string } = {
+  "rate-limit": "RATE_LIMIT",
+  server: "SERVER",
+  overloaded: "SERVER",
+  "invalid-request": "INVALID_REQUEST",
+  unknown: "MYSTERY_ERROR"
+}
+
+/** Whether the class is retried before the first chunk (E-6). */
+export const inBandRetryable: { readonly [K in InBandKind]: boolean } = {
+  "rate-limit": true,
+  server: true,
+  overloaded: true,
+  "invalid-request": false,
+  unknown: false
+}
 
 /** The raw argument text of a tool call. */
 export const rawArguments = (call: ToolCallSpec): string => call.fragments.join("")
@@ -202,7 +240,7 @@ export interface Harness {
   readonly model: string
   readonly backend: WireBackend | ScriptBackend
   /** the finish the `InBandError` scenario must end with (a canonical upper-case code) */
-  readonly inBandError: { readonly code: string; readonly message: string }
+  readonly inBandError: { readonly code: string; readonly message: string; readonly providerCode?: string }
   /** the provider's own context-overflow message, answered with HTTP 400 */
   readonly overflowMessage: string
   /** checks that cannot apply, each with the reason */
@@ -241,8 +279,14 @@ export const expected = (scenario: Scenario, harness: Pick<Harness, "inBandError
     case "InBandError":
       return {
         blocks: [ContentBlock.text(scenario.partial.join(""))],
-        finish: { kind: "error", message: harness.inBandError.message, code: harness.inBandError.code }
+        finish: {
+          kind: "error",
+          message: harness.inBandError.message,
+          code: harness.inBandError.code,
+          ...(harness.inBandError.providerCode === undefined ? {} : { providerCode: harness.inBandError.providerCode })
+        }
       }
+    case "ProviderErrorEvent":
     case "InBandOverflow":
     case "HttpError":
     case "StallMidStream":
@@ -654,6 +698,45 @@ export const adapterContract = (name: string, harness: Harness): void => {
           const inBand = yield* play(scenarios.inBandOverflow)
           checkInBand(inBand, "CONTEXT_WINDOW_EXCEEDED")
           expect([failureCode(http), failureCode(inBand)]).toEqual(["CONTEXT_WINDOW_EXCEEDED", "CONTEXT_WINDOW_EXCEEDED"])
+        }))
+    )
+
+    it.scopedLive(
+      "[E-2, C-4, E-6] in-band provider error matrix (rate limit, server, overloaded, invalid request, unknown code) x (first event, mid-stream): one canonical vocabulary, the same retry decision",
+      () =>
+        live(Effect.gen(function*() {
+          const kinds = Object.keys(inBandCanonical) as Array<InBandKind>
+          for (const kind of kinds) {
+            const code = inBandCanonical[kind]
+            const first: Scenario = { _tag: "ProviderErrorEvent", kind, position: "first", partial: ["Par", "tial"] }
+            const mid: Scenario = { ...first, position: "mid" }
+            // first event: a typed stream failure, no chunk, the raw code kept
+            const failed = yield* play(first)
+            checkStreamFailure(failed, code)
+            const error = Exit.isFailure(failed.exit) ? Option.getOrUndefined(Cause.failureOption(failed.exit.cause)) : undefined
+            expect(error !== undefined && LlmError.isRetryable(error), `${kind}: retryable before the first chunk`).toBe(inBandRetryable[kind])
+            expect(error?._tag === "ProviderError" ? error.providerCode : undefined, `${kind}: raw provider code kept`).toBeDefined()
+            // through the Llm service: retried exactly when retryable (the next reply is a text answer)
+            const { adapter, fake } = yield* rig(harness, [first, scenarios.text])
+            const llm = yield* Llm.make
+            yield* llm.register([harness.provider], adapter)
+            const viaLlm = yield* collect(
+              llm.stream(req).pipe(
+                Stream.provideService(Retry.Policy, Either.getOrThrow(Retry.policy({ maxAttempts: 2, baseDelay: "1 millis", jitter: 0 }))),
+                Stream.catchAll((e) => e._tag === "MiddlewareError" ? Stream.die(e) : Stream.fail(e))
+              )
+            )
+            expect(Exit.isSuccess(viaLlm.exit), `${kind}: the Llm retried it`).toBe(inBandRetryable[kind])
+            if (!inBandRetryable[kind]) expect(failureCode(viaLlm), `${kind}: final code via Llm`).toBe(code)
+            if (fake !== undefined) expect((yield* fake.requests).length, `${kind}: requests`).toBe(inBandRetryable[kind] ? 2 : 1)
+            // mid-stream: in-band finish error, partial content kept
+            const ended = yield* play(mid)
+            checkInBand(ended, code)
+            checkTerminal(ended)
+            const last = ended.chunks.at(-1)
+            expect(last?.type === "finish" && last.reason.kind === "error" ? last.reason.providerCode : undefined, `${kind}: providerCode`).toBeDefined()
+            expect((yield* assemble(ended)).blocks).toEqual([ContentBlock.text("Partial")])
+          }
         }))
     )
 

@@ -19,7 +19,10 @@
  *   `Retry-After`);
  * - `stall()`: never answers (headers never sent); `stallMidBody(body, after)`: sends the first
  *   `after` bytes of an SSE body, then nothing; `drop(body, after)`: sends `after` bytes, then
- *   destroys the socket.
+ *   destroys the socket;
+ * - `timed(steps, { end? })`: status 200 SSE headers at once, then each step in order: a string or
+ *   bytes is written, a number waits that many milliseconds (real time); the response ends after the
+ *   last step unless `end: false` (then it stays open). For keep-alive and idle-gap timer tests.
  *
  * With an empty queue the server answers 500 `{"error":{"message":"no reply scripted"}}`.
  * `awaitRequests(n)` waits until n requests were received; `awaitClose(i)` until the i-th request's
@@ -63,6 +66,12 @@ export type Reply =
   | { readonly _tag: "Stall" }
   | { readonly _tag: "StallMidBody"; readonly body: Uint8Array; readonly after: number }
   | { readonly _tag: "Drop"; readonly body: Uint8Array; readonly after: number }
+  | {
+    readonly _tag: "Timed"
+    readonly steps: ReadonlyArray<Uint8Array | number>
+    readonly end: boolean
+    readonly headers: Readonly<Record<string, string>>
+  }
 
 /** The server handle. */
 export interface FakeProvider {
@@ -155,6 +164,17 @@ export const stallMidBody = (body: string | Uint8Array, after: number): Reply =>
 
 /** Sends the first `after` bytes of an SSE body, then destroys the socket. */
 export const drop = (body: string | Uint8Array, after: number): Reply => ({ _tag: "Drop", body: bytes(body), after })
+
+/** A timed answer: strings/bytes are written, numbers wait that many milliseconds (see the module doc). */
+export const timed = (
+  steps: ReadonlyArray<string | Uint8Array | number>,
+  options: { readonly end?: boolean; readonly headers?: Record<string, string> } = {}
+): Reply => ({
+  _tag: "Timed",
+  steps: steps.map((step) => (typeof step === "number" ? step : bytes(step))),
+  end: options.end ?? true,
+  headers: options.headers ?? {}
+})
 
 /** The shared fixture folder `../shared/fixtures/wire/` (relative to the repository root). */
 export const fixturesDir: string = fileURLToPath(new URL("../../../shared/fixtures/wire/", import.meta.url))
@@ -257,6 +277,19 @@ export const make = (
           case "Http": {
             res.writeHead(reply.status, reply.reason === "" ? undefined : reply.reason, reply.headers)
             res.end(reply.body)
+            return
+          }
+          case "Timed": {
+            res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...reply.headers })
+            res.flushHeaders()
+            void (async () => {
+              for (const step of reply.steps) {
+                if (res.destroyed) return
+                if (typeof step === "number") await new Promise((resolve) => setTimeout(resolve, step))
+                else res.write(step)
+              }
+              if (reply.end && !res.destroyed) res.end()
+            })()
             return
           }
           case "Stall":
