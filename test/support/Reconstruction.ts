@@ -9,6 +9,10 @@
  * same step, DEC-3, matches the same step again). Every step that streamed a chunk must have been
  * matched. Steps that streamed nothing may or may not have sent a request (the log cannot tell).
  * A fresh session seeded with the log must derive the same history as the live one.
+ *
+ * Every check runs against two rebuilds: `Reconstruct.reconstruct` (which shares the projection
+ * and surface code with the live session, so it cannot see a fault in them) and the independent
+ * rebuild of `IndependentRebuild.ts`, written from the rules without that code.
  */
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -18,6 +22,7 @@ import * as Reconstruct from "../../src/Session/Reconstruct.js"
 import * as Session from "../../src/Session/Session.js"
 import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 import type * as TestKit from "../../src/Loop/TestKit.js"
+import * as IndependentRebuild from "./IndependentRebuild.js"
 
 const canonical = (request: GenerateOptions): string => {
   const { sessionId: _ignored, ...rest } = request
@@ -25,7 +30,69 @@ const canonical = (request: GenerateOptions): string => {
 }
 
 /**
- * Checks the invariant for one session; returns the number of requests matched.
+ * Whether the recorded requests (`wanted`, canonical) can be matched in order against the rebuilt
+ * steps (`candidates`, canonical or `undefined`): request i matches candidate k ≥ (candidate of
+ * request i-1); a retried attempt may match the same step again; no step that streamed chunks may
+ * be skipped.
+ */
+const matches = (
+  wanted: ReadonlyArray<string>,
+  candidates: ReadonlyArray<string | undefined>,
+  streamed: ReadonlyArray<boolean>
+): boolean => {
+  const memo = new Map<string, boolean>()
+  const feasible = (i: number, j: number): boolean => {
+    const key = `${i}:${j}`
+    const cached = memo.get(key)
+    if (cached !== undefined) return cached
+    let ok = false
+    if (i === wanted.length) {
+      ok = streamed.every((s, k) => !s || k <= j)
+    } else {
+      for (let k = Math.max(j, 0); k < candidates.length && !ok; k++) {
+        if (k > j + 1 && streamed.slice(j + 1, k).some((s) => s)) break
+        if (k === j && j >= 0 && candidates[k] === wanted[i]) ok = feasible(i + 1, k)
+        else if (k > j && candidates[k] === wanted[i]) ok = feasible(i + 1, k)
+      }
+    }
+    memo.set(key, ok)
+    return ok
+  }
+  return feasible(0, -1)
+}
+
+/** The two rebuilds a request list is checked against. */
+export type RebuildName = "Reconstruct" | "independent"
+
+/**
+ * The rebuilds (of `Reconstruct.reconstruct`, which shares the projection code with the live
+ * session, and of the independent {@link IndependentRebuild.rebuild}) that the requests of
+ * `sessionId` can NOT be matched against, each with a report; empty when the invariant holds.
+ */
+export const mismatches = (
+  sessionId: string,
+  events: ReadonlyArray<SessionEvent>,
+  requests: ReadonlyArray<GenerateOptions>
+): ReadonlyArray<{ readonly rebuild: RebuildName; readonly report: string }> => {
+  const wanted = requests.filter((r) => r.sessionId === sessionId).map(canonical)
+  const rebuilds: ReadonlyArray<readonly [RebuildName, ReadonlyArray<{ request: GenerateOptions | undefined; streamed: boolean }>]> = [
+    ["Reconstruct", Reconstruct.reconstruct(events).map((s) => ({ request: s.request, streamed: s.firstChunkSeq !== undefined }))],
+    ["independent", IndependentRebuild.rebuild(events)]
+  ]
+  return rebuilds.flatMap(([rebuild, steps]) => {
+    const candidates = steps.map((s) => (s.request === undefined ? undefined : canonical(s.request)))
+    const streamed = steps.map((s) => s.streamed)
+    if (matches(wanted, candidates, streamed)) return []
+    const report = `S-20: the requests of session ${sessionId} cannot be rebuilt from its log (${rebuild} rebuild)\nrecorded:\n${
+      wanted.join("\n")
+    }\nrebuilt (streamed?):\n${candidates.map((c, k) => `${streamed[k] ? "*" : " "} ${c}`).join("\n")}`
+    return [{ rebuild, report }]
+  })
+}
+
+/**
+ * Checks the invariant for one session against BOTH rebuilds; returns the number of requests
+ * matched.
  */
 export const verify = (
   session: Session.Session,
@@ -33,42 +100,16 @@ export const verify = (
 ): Effect.Effect<number> =>
   Effect.gen(function*() {
     const events = yield* session.events
-    const mine = requests.filter((r) => r.sessionId === session.id)
-    const steps = Reconstruct.reconstruct(events)
-    const candidates = steps.map((s) => (s.request === undefined ? undefined : canonical(s.request)))
-    const wanted = mine.map(canonical)
-    // request i matches candidate k ≥ (candidate of request i-1); a retried attempt may match the
-    // same step again; no step that streamed chunks may be skipped
-    const streamed = steps.map((s) => s.firstChunkSeq !== undefined)
-    const memo = new Map<string, boolean>()
-    const feasible = (i: number, j: number): boolean => {
-      const key = `${i}:${j}`
-      const cached = memo.get(key)
-      if (cached !== undefined) return cached
-      let ok = false
-      if (i === wanted.length) {
-        ok = streamed.every((s, k) => !s || k <= j)
-      } else {
-        for (let k = Math.max(j, 0); k < candidates.length && !ok; k++) {
-          if (k > j + 1 && streamed.slice(j + 1, k).some((s) => s)) break
-          if (k === j && j >= 0 && candidates[k] === wanted[i]) ok = feasible(i + 1, k)
-          else if (k > j && candidates[k] === wanted[i]) ok = feasible(i + 1, k)
-        }
-      }
-      memo.set(key, ok)
-      return ok
-    }
-    if (!feasible(0, -1)) {
-      expect.fail(
-        `S-20: the requests of session ${session.id} cannot be rebuilt from its log\nrecorded:\n${wanted.join("\n")}\nrebuilt (streamed?):\n${
-          candidates.map((c, k) => `${streamed[k] ? "*" : " "} ${c}`).join("\n")
-        }`
-      )
-    }
-    // a fresh session seeded with the log derives the same history
+    const failed = mismatches(session.id, events, requests)
+    if (failed.length > 0) expect.fail(failed.map((f) => f.report).join("\n"))
+    // a fresh session seeded with the log derives the same history, and so does the independent fold
+    const live = yield* session.deriveMessages
     const fresh = yield* Effect.orDie(Session.make({ seed: events }))
-    expect(yield* fresh.deriveMessages).toEqual(yield* session.deriveMessages)
-    return mine.length
+    expect(yield* fresh.deriveMessages).toEqual(live)
+    expect(live, "S-15: the live history differs from the independent derivation").toEqual(
+      IndependentRebuild.history(events)
+    )
+    return requests.filter((r) => r.sessionId === session.id).length
   })
 
 /**
