@@ -159,6 +159,50 @@ export const problems = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<str
 }
 
 /**
+ * Every tool call inside a logged assistant message is answered (S-16, L-17): per turn, each
+ * `tool-call` block of an `assistant/message` is answered by exactly one later `tool/result` with
+ * the same id, and every `tool/result` answers such a block. A call without result is legal only
+ * in a turn that ended with `error`. Returns a list of problems (empty when all are answered).
+ */
+export const callProblems = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  // call id → number of results so far, for the calls of the open turn's assistant messages
+  let answers = new Map<string, number>()
+  for (const e of events) {
+    switch (e.type) {
+      case "turn/start":
+        answers = new Map()
+        break
+      case "assistant/message":
+        for (const block of e.data.content) {
+          if (block.type !== "tool-call") continue
+          if (answers.has(block.id)) out.push(`turn ${e.data.turn}: call ${block.id} appears in two assistant messages`)
+          answers.set(block.id, 0)
+        }
+        break
+      case "tool/result": {
+        const n = answers.get(e.data.callId)
+        if (n === undefined) out.push(`tool/result #${e.seq} ${e.data.callId} answers no call of an assistant message`)
+        else if (n > 0) out.push(`tool/result #${e.seq} answers call ${e.data.callId} a second time`)
+        else answers.set(e.data.callId, 1)
+        break
+      }
+      case "turn/end": {
+        const unanswered = [...answers].filter(([, n]) => n === 0).map(([id]) => id)
+        if (unanswered.length > 0 && e.data.reason.kind !== "error") {
+          out.push(`turn ${e.data.turn} (${e.data.reason.kind}) ends with calls never answered: ${unanswered.join(",")}`)
+        }
+        answers = new Map()
+        break
+      }
+      default:
+        break
+    }
+  }
+  return out
+}
+
+/**
  * Asserts the log is balanced.
  */
 export const expectBalanced = (events: ReadonlyArray<SessionEvent>): void => {
@@ -166,12 +210,22 @@ export const expectBalanced = (events: ReadonlyArray<SessionEvent>): void => {
 }
 
 /**
+ * Asserts every tool call of every logged assistant message is answered exactly once
+ * ({@link callProblems}).
+ */
+export const expectCallsAnswered = (events: ReadonlyArray<SessionEvent>): void => {
+  expect(callProblems(events)).toEqual([])
+}
+
+/**
  * The loop-test epilogue: waits until idle, then asserts a balanced log and the reconstruction
- * invariant for the test agent. Returns the number of requests matched.
+ * invariant for the test agent, and that every tool call of an assistant message is answered. Returns the number of requests matched.
  */
 export const check = (t: TestKit.TestAgent): Effect.Effect<number> =>
   Effect.gen(function*() {
     yield* t.agent.whenIdle
-    expectBalanced(yield* t.events)
+    const events = yield* t.events
+    expectBalanced(events)
+    expectCallsAnswered(events)
     return yield* verify(t.agent.session, yield* t.requests)
   })

@@ -3,7 +3,9 @@
  * projection code changes the live requests and `Reconstruct` alike, so only the independent
  * rebuild (test/support/IndependentRebuild.ts) can catch it. This file tampers with the projection
  * module itself (a wrapper around injected `context/message` content, switched on per test) and
- * shows the check fails through the independent rebuild while `Reconstruct` alone is fooled.
+ * shows the check fails through the independent rebuild while `Reconstruct` alone is fooled. It
+ * also feeds the call-answer check (every tool call of an assistant message answered exactly once)
+ * broken logs.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -15,6 +17,7 @@ import * as Message from "../../src/Llm/Message.js"
 import * as TestKit from "../../src/Loop/TestKit.js"
 import * as Reconstruct from "../../src/Session/Reconstruct.js"
 import * as Session from "../../src/Session/Session.js"
+import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 import * as IndependentRebuild from "../support/IndependentRebuild.js"
 import { echo, text } from "../support/LoopKit.js"
 import * as Reconstruction from "../support/Reconstruction.js"
@@ -138,5 +141,58 @@ describe("independent request rebuild (S-14, S-15, S-20)", () => {
         { role: "user", content: text("steer") }
       ])
       expect(IndependentRebuild.history(events)).toEqual(yield* s.deriveMessages)
+    }))
+})
+
+describe("call answers (S-16, L-17)", () => {
+  const log = (build: (s: Session.Session) => Effect.Effect<unknown, unknown>) =>
+    Effect.gen(function*() {
+      const s = yield* Session.make({ id: "s" })
+      yield* Effect.orDie(build(s))
+      return yield* s.events
+    })
+  const twoCalls = (s: Session.Session) =>
+    appendAll(s, [turnStart(1), userMessage("u"), stepStart(1, 1), assistant(1, 1, [call("c1"), call("c2")])])
+  const answer = (s: Session.Session, id: string) =>
+    appendAll(s, [toolCall(1, 1, id), toolResult(1, 1, id, "r")])
+  const problemsOf = (events: ReadonlyArray<SessionEvent>) => Reconstruction.callProblems(events)
+
+  it.effect("[L-17] every call answered once: no problem", () =>
+    Effect.gen(function*() {
+      const events = yield* log((s) =>
+        Effect.zipRight(twoCalls(s), Effect.zipRight(Effect.zipRight(answer(s, "c1"), answer(s, "c2")), appendAll(s, [stepEnd(1, 1), turnEnd(1)])))
+      )
+      expect(problemsOf(events)).toEqual([])
+    }))
+
+  it.effect("[L-17] a call of the message without result (no placeholder) in an aborted turn is reported", () =>
+    Effect.gen(function*() {
+      const events = yield* log((s) =>
+        Effect.zipRight(
+          twoCalls(s),
+          Effect.zipRight(answer(s, "c1"), appendAll(s, [stepEnd(1, 1), turnEnd(1, { kind: "aborted", reason: "x" })]))
+        )
+      )
+      // the old balance check (tool/call against tool/result) sees nothing wrong
+      expect(Reconstruction.problems(events)).toEqual([])
+      expect(problemsOf(events)).toEqual(["turn 1 (aborted) ends with calls never answered: c2"])
+    }))
+
+  it.effect("[S-16] a call without result is legal in a failed turn; a second result for one id is reported", () =>
+    Effect.gen(function*() {
+      const failed = yield* log((s) =>
+        Effect.zipRight(twoCalls(s), appendAll(s, [stepEnd(1, 1), turnEnd(1, { kind: "error", step: 1, message: "boom" })]))
+      )
+      expect(problemsOf(failed)).toEqual([])
+      const twice = yield* log((s) =>
+        Effect.zipRight(
+          twoCalls(s),
+          Effect.zipRight(
+            Effect.zipRight(answer(s, "c1"), answer(s, "c2")),
+            appendAll(s, [toolResult(1, 1, "c2", "again"), stepEnd(1, 1), turnEnd(1)])
+          )
+        )
+      )
+      expect(problemsOf(twice)).toEqual([`tool/result #${twice.length - 3} answers call c2 a second time`])
     }))
 })
