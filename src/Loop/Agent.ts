@@ -54,6 +54,8 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
@@ -62,7 +64,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
@@ -214,6 +216,19 @@ export interface Service {
  */
 export class AgentFactory extends Context.Tag("effect-harness/Loop/AgentFactory")<AgentFactory, Service>() {}
 
+/**
+ * Runs an agent's creation in its own child of the caller's scope: when creation fails (or is
+ * interrupted) the child closes at once, releasing the session and its lock and undoing every
+ * registration; on success it lives as long as the caller's scope.
+ */
+const inOwnScope = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
+  Effect.flatMap(Effect.scope, (outer) =>
+    Effect.flatMap(Scope.fork(outer, ExecutionStrategy.sequential), (own) =>
+      Effect.onExit(
+        Scope.extend(create, own),
+        (exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)
+      )))
+
 /** The agents whose driver the current fiber runs in (or descends from). */
 const driverFibers: FiberRef.FiberRef<ReadonlySet<string>> = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
 
@@ -305,7 +320,7 @@ export const makeFactory: Effect.Effect<
   const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
     options: AgentOptions<Tools> = {}
   ): Effect.Effect<Agent, CreateError, Scope.Scope | Tool.Requirements<Tools[number]>> =>
-    Effect.gen(function*() {
+    inOwnScope(Effect.gen(function*() {
       yield* validateOptions(options)
       const acquired = yield* sessions.acquire(options.session ?? { _tag: "New" }, options.label ?? "agent")
       const session = acquired.session
@@ -511,7 +526,7 @@ export const makeFactory: Effect.Effect<
       )
       yield* Effect.addFinalizer(() => dispose)
       return agent
-    })
+    }))
 
   return { make }
 })

@@ -2,7 +2,8 @@
  * Cancellation stress (L-4, L-17, L-27, DEC-1): 200 seeded random runs, each cancelling at a
  * random moment of a turn (before the stream, mid-stream, mid-tool in a parallel batch, during
  * recovery or continuation), from inside the loop or from another fiber. After every run the log
- * is balanced (every `turn/start` closed, every `tool/call` answered), the agent is idle, and the
+ * is balanced (every `turn/start` closed, every `tool/call` answered, every tool call inside a logged
+ * assistant message answered by exactly one `tool/result` with its id), the agent is idle, and the
  * next `send` completes normally; the reconstruction invariant holds for every session.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -159,6 +160,7 @@ describe("Cancellation", () => {
       const slow = tool("slow", toolBody(true), { parallel: true })
 
       const outcomes = new Map<string, number>()
+      let callsInMessages = 0
       for (let run = 0; run < RUNS; run++) {
         yield* Effect.scoped(Effect.gen(function*() {
           const t = yield* TestKit.agent({ tools: [fast, slow], maxParallelToolCalls: 1 + Math.floor(random() * 4) })
@@ -203,6 +205,12 @@ describe("Cancellation", () => {
           expect(yield* t.agent.status).toBe("idle")
           const before = yield* t.events
           Reconstruction.expectBalanced(before)
+          // every call inside a logged assistant message has exactly one tool/result with its id
+          // (unstarted calls of an aborted batch get placeholder results, L-17)
+          Reconstruction.expectCallsAnswered(before)
+          callsInMessages += before.flatMap((e) =>
+            e.type === "assistant/message" ? e.data.content.filter((b) => b.type === "tool-call") : []
+          ).length
           const ends = yield* t.turnEnds
           const key = `${moment}:${ends.map((e) => e.kind).join(",")}`
           outcomes.set(key, (outcomes.get(key) ?? 0) + 1)
@@ -222,6 +230,8 @@ describe("Cancellation", () => {
       const seen = new Set([...outcomes.keys()].map((k) => k.split(":")[0]))
       expect([...seen].sort()).toEqual([...moments].sort())
       expect([...outcomes.keys()].some((k) => k.includes("aborted"))).toBe(true)
+      // the call check had calls to check
+      expect(callsInMessages).toBeGreaterThan(RUNS / 10)
       }).pipe(Effect.provide(TestKit.layer({ script: Array.from({ length: 4 * RUNS + 100 }, () => responder) })))
     }), 120_000)
 })

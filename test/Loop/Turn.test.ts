@@ -2,11 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scripted from "../../src/Adapter/Scripted.js"
 import * as ContentBlock from "../../src/Llm/ContentBlock.js"
 import * as Message from "../../src/Llm/Message.js"
+import * as Memory from "../../src/Session/persistence/Memory.js"
+import * as SessionPersistence from "../../src/Session/SessionPersistence.js"
 import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 import * as Hooks from "../../src/Loop/Hooks.js"
 import * as TestKit from "../../src/Loop/TestKit.js"
@@ -62,6 +65,24 @@ describe("Turn", () => {
       }).pipe(Effect.provide(TestKit.layer({
         script: ["1", "2", "3", "4", "5"].map(Scripted.text),
         persistence: gate.layer
+      })))
+    }))
+
+  it.scoped("[D-7,L-11] the turn-end flush: by whenIdle the backend holds every event of the turn", () =>
+    Effect.gen(function*() {
+      const backend = yield* Memory.make()
+      yield* Effect.gen(function*() {
+        const t = yield* TestKit.agent()
+        for (const prompt of ["one", "two"]) {
+          yield* t.prompt(prompt)
+          // read the backend itself right after idle: no later drain (scope close) may fill it
+          const persisted = yield* Effect.either(backend.load(t.agent.session.id))
+          expect(persisted._tag === "Right" ? persisted.right.events : persisted.left.message).toEqual(yield* t.events)
+        }
+        expect(yield* t.turnEnds).toEqual([{ kind: "completed" }, { kind: "completed" }])
+      }).pipe(Effect.provide(TestKit.layer({
+        script: ["1", "2"].map(Scripted.text),
+        persistence: Layer.succeed(SessionPersistence.SessionPersistence, backend)
       })))
     }))
 
