@@ -13,7 +13,7 @@ const TIMEOUT = 120_000
 
 describe("fuzzer regressions", () => {
   it.scopedLive(
-    "[fuzz seed 100011, DEC-12] a retried request under --json: the retry warning goes to stderr, stdout holds only session events",
+    "[fuzz seed 100011, DEC-12] a retried request under --json: the retry warning goes to stderr, stdout holds JSON Lines only: init, the session events, one notice/retry, result",
     () =>
       Effect.gen(function*() {
         const home = yield* Cli.tempDir("harness-fuzzreg-home-")
@@ -28,9 +28,14 @@ describe("fuzzer regressions", () => {
           home
         })
         expect(run.code, run.stderr).toBe(0)
-        const lines = Cli.linesOf(run.stdout)
+        const lines = Cli.linesOf(run.stdout).map((l) => JSON.parse(l) as { readonly type: string })
         const log = Cli.readLog(Cli.sessionLogs(home)[0]!)
-        expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual(log.events.map((e) => JSON.parse(JSON.stringify(e))))
+        // the documented non-event lines (docs/cli-json.md): init first, result last, a notice per retry
+        expect(lines[0]?.type).toBe("init")
+        expect(lines.at(-1)?.type).toBe("result")
+        expect(lines.filter((l) => l.type === "notice/retry")).toHaveLength(1)
+        const events = lines.slice(1, -1).filter((l) => l.type !== "notice/retry")
+        expect(events).toEqual(log.events.map((e) => JSON.parse(JSON.stringify(e))))
         expect(run.stderr).toMatch(/RATE_LIMIT/)
       }),
     TIMEOUT

@@ -7,6 +7,8 @@
  * - A second SIGTERM during the shutdown exits at once; the log stays repairable (it resumes).
  * - `harness run … | head -c 1`: the closed stdout cancels the turn the same way, exit 141.
  *
+ * Tool processes are checked by host process group, so the bash cases run with `--no-sandbox` (the sandbox has
+ * its own PID namespace; its cancellation is covered by `test/Cli/tools/internal/Sandbox.test.ts`).
  * No timed assertions: the tests wait for conditions (a file the tool writes, text on stdout).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -91,7 +93,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
           const home = yield* Cli.tempDir("harness-e2e-home-")
           const work = yield* Cli.tempDir("harness-e2e-ws-")
           const script = bashScript(work, "echo $$ > tool.pid; sleep 300 & sleep 300; wait")
-          const child = yield* Cli.spawnCli(["run", "--yes", "--json", "--script", script, "run the tool"], {
+          const child = yield* Cli.spawnCli(["run", "--yes", "--no-sandbox", "--json", "--script", script, "run the tool"], {
             cwd: work,
             home
           })
@@ -161,7 +163,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
         const home = yield* Cli.tempDir("harness-e2e-home-")
         const work = yield* Cli.tempDir("harness-e2e-ws-")
         const script = bashScript(work, "echo $$ > tool.pid; sleep 300")
-        const child = yield* Cli.spawnCli(["chat", "--yes", "--script", script], { cwd: work, home, stdin: "run the tool\n" })
+        const child = yield* Cli.spawnCli(["chat", "--yes", "--no-sandbox", "--script", script], { cwd: work, home, stdin: "run the tool\n" })
         yield* waitForFile(join(work, "tool.pid"))
         const pgid = Number(readFileSync(join(work, "tool.pid"), "utf8").trim())
         yield* child.kill("SIGTERM")
@@ -188,7 +190,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
           work,
           "trap 'echo got > term.seen' TERM; echo $$ > tool.pid; while true; do sleep 0.2; done"
         )
-        const child = yield* Cli.spawnCli(["run", "--yes", "--script", script, "run the tool"], { cwd: work, home })
+        const child = yield* Cli.spawnCli(["run", "--yes", "--no-sandbox", "--script", script, "run the tool"], { cwd: work, home })
         yield* waitForFile(join(work, "tool.pid"))
         const pgid = Number(readFileSync(join(work, "tool.pid"), "utf8").trim())
         yield* child.kill("SIGTERM")
