@@ -18,6 +18,7 @@ import type * as Message from "../Llm/Message.js"
 import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import type * as Retry from "../Llm/Retry.js"
 import type { SessionEvent } from "../Session/SessionEvent.js"
+import * as RunSummary from "./RunSummary.js"
 import * as Signals from "./Signals.js"
 import * as Transcript from "./Transcript.js"
 
@@ -47,20 +48,8 @@ export const processSinks: Sinks = {
   }
 }
 
-const addUsage = (a: Message.TokenUsage | undefined, b: Message.TokenUsage): Message.TokenUsage => {
-  if (a === undefined) return b
-  const sum = (x: number | undefined, y: number | undefined) => x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0)
-  const cacheRead = sum(a.cacheReadTokens, b.cacheReadTokens)
-  const cacheWrite = sum(a.cacheWriteTokens, b.cacheWriteTokens)
-  const reasoning = sum(a.reasoningTokens, b.reasoningTokens)
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    ...(cacheRead === undefined ? {} : { cacheReadTokens: cacheRead }),
-    ...(cacheWrite === undefined ? {} : { cacheWriteTokens: cacheWrite }),
-    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning })
-  }
-}
+const addUsage = (a: Message.TokenUsage | undefined, b: Message.TokenUsage): Message.TokenUsage =>
+  a === undefined ? b : RunSummary.addUsage(a, b)
 
 const firstLine = (text: string, max = 120): string => {
   const line = text.split("\n").find((l) => l.trim() !== "") ?? ""

@@ -3,26 +3,12 @@
  *
  * @since 0.1.0
  */
+import * as LlmError from "../Llm/LlmError.js"
 import type { TurnEndReason } from "../Session/SessionEvent.js"
 import { ExitCode } from "./ExitCode.js"
 
-const providerCodes = new Set([
-  "AUTH",
-  "RATE_LIMIT",
-  "SERVER",
-  "CONTEXT_WINDOW_EXCEEDED",
-  "INVALID_REQUEST",
-  "EMPTY_RESPONSE",
-  "STREAM_CLOSED",
-  "MALFORMED_RESPONSE",
-  "TIMEOUT",
-  "TRANSPORT",
-  "UNKNOWN_MODEL",
-  "UNSUPPORTED_OPTION",
-  "INVALID_REPLAY_STATE",
-  "NO_ADAPTER",
-  "ABORTED"
-])
+// the canonical model-request codes, plus the registry's "no adapter for this route"
+const providerCodes: ReadonlySet<string> = new Set<string>([...LlmError.canonicalCodes, "NO_ADAPTER"])
 
 /**
  * `true` for a canonical provider (model-request) error code, including `HTTP_<n>` and upper-cased
