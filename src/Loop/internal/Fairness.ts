@@ -2,8 +2,10 @@
  * Event-loop fairness while streaming (issue 20). A model stream that delivers chunks as fast as they can be
  * handled keeps the loop's fiber busy in microtasks: Node's timers and I/O of everything else in the process (an
  * HTTP server, heartbeats, other agents' sockets) would wait until the stream ends. The loop therefore yields to
- * the Node event loop (a macrotask, `setImmediate`) once per {@link budgetMs} of streaming, checked once per chunk
- * batch: one `performance.now()` per batch when nothing is due.
+ * the Node event loop (a macrotask, `setImmediate`) when {@link budgetMs} passed since the process last got one,
+ * checked once per chunk batch: one `performance.now()` per batch when nothing is due. The clock is shared by
+ * every stream in the process, so with many agents streaming at once they all park together and the event loop
+ * turns (a per-stream clock lets the others keep it busy).
  *
  * @since 0.2.0
  */
@@ -17,27 +19,25 @@ import * as Effect from "effect/Effect"
  */
 export const budgetMs = 8
 
+/** When the event loop last got a turn, as far as the streams know (shared by every stream in the process). */
+let lastTurn = performance.now()
+
 /** Resumes on the next event-loop turn (after timers and I/O callbacks get their chance). */
 const macrotask: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
+  const handle = setImmediate(() => {
+    lastTurn = performance.now()
+    resume(Effect.void)
+  })
   return Effect.sync(() => clearImmediate(handle))
 })
 
 /**
- * A per-stream pacer: `tick` yields to the event loop when {@link budgetMs} passed since the last yield, else
- * does nothing.
+ * A stream's pacer: `tick` yields to the event loop when {@link budgetMs} passed since its last turn, else does
+ * nothing.
  *
  * @since 0.2.0
  * @category constructors
  */
-export const pacer = (): { readonly tick: Effect.Effect<void> } => {
-  let last = performance.now()
-  const tick = Effect.suspend(() => {
-    const now = performance.now()
-    if (now - last < budgetMs) return Effect.void
-    return Effect.zipRight(macrotask, Effect.sync(() => {
-      last = performance.now()
-    }))
-  })
-  return { tick }
-}
+export const pacer = (): { readonly tick: Effect.Effect<void> } => ({
+  tick: Effect.suspend(() => (performance.now() - lastTurn < budgetMs ? Effect.void : macrotask))
+})
