@@ -29,7 +29,6 @@ export const colour = (env: NodeJS.ProcessEnv = process.env, isTTY = process.std
   return isTTY
 }
 
-// eslint-disable-next-line no-control-regex
 const ansi = /\u001b\[[0-9;?]*[A-Za-z]/g
 
 /**

@@ -179,6 +179,18 @@ const body = (rt: Runtime, ctx: TurnContext, batch: ReadonlyArray<Inbox.Entry>) 
     return yield* Step.runSteps(rt, ctx)
   })
 
+/** The state of a turn that just logged its `turn/start` (at `turnStartSeq`). */
+const freshContext = (turn: number, turnStartSeq: number): TurnContext => ({
+  turn,
+  turnStartSeq,
+  step: 0,
+  stepOpen: false,
+  maxTokens: false,
+  retryAttempt: 0,
+  compactions: 0,
+  overflowCompacted: false
+})
+
 /**
  * Runs one prompt turn over a drained batch (L-11). Never fails: every failure becomes the turn's
  * end reason and an agent error.
@@ -201,16 +213,7 @@ const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): 
       return yield* released(rt)
     }
     yield* opened(rt)
-    const ctx: TurnContext = {
-      turn,
-      turnStartSeq: started.right.seq,
-      step: 0,
-      stepOpen: false,
-      maxTokens: false,
-      retryAttempt: 0,
-      compactions: 0,
-      overflowCompacted: false
-    }
+    const ctx = freshContext(turn, started.right.seq)
     const exit = yield* Effect.exit(
       body(rt, ctx, batch).pipe(Effect.catchAllCause((cause) => toTurnFailure(ctx.step)(cause)))
     )
@@ -281,16 +284,7 @@ export const compactionTurn = (rt: Runtime, instructions: ReadonlyArray<string>)
       return true
     }
     yield* opened(rt)
-    const ctx: TurnContext = {
-      turn,
-      turnStartSeq: started.right.seq,
-      step: 0,
-      stepOpen: false,
-      maxTokens: false,
-      retryAttempt: 0,
-      compactions: 0,
-      overflowCompacted: false
-    }
+    const ctx = freshContext(turn, started.right.seq)
     const exit = yield* Effect.exit(
       CompactionTrigger.manualTurn(rt, ctx, signal, instructions).pipe(
         Effect.catchAllCause((cause) => toTurnFailure(0)(cause))

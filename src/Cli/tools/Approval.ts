@@ -83,7 +83,6 @@ const field = (args: Json, key: string): string | undefined => {
  */
 export const neutralize = (text: string): string =>
   text.replace(
-    // eslint-disable-next-line no-control-regex
     /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/g,
     (c) => {
       if (c === "\t") return "\\t"
