@@ -5,7 +5,15 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import * as CliConfig from "@effect/cli/CliConfig"
+import type * as CommandDescriptor from "@effect/cli/CommandDescriptor"
+import * as CommandTree from "../src/Cli/CommandTree.js"
+import * as Help from "../src/Cli/Help.js"
+import * as SettingsFile from "../src/Cli/settings/SettingsFile.js"
 import * as SessionEvent from "../src/Session/SessionEvent.js"
+import * as CliReference from "./CliReference.js"
+import * as ErrorCatalog from "./ErrorCatalog.js"
+import * as SettingsReference from "./SettingsReference.js"
 
 /** One generated file: its path under the repository and its content. */
 export interface Catalog {
@@ -56,8 +64,44 @@ export const sessionEvents = (root: string): Catalog => {
   }
 }
 
+/** The error-code catalog: every typed error class, its codes, their meaning, retry and CLI exit code. */
+export const errorCodes = (root: string): Catalog => ({
+  path: "docs/reference/error-codes.md",
+  content: header(
+    "Error-code catalog",
+    "Every typed error class under `src/` with its stable codes (E-1): what each means, whether a model request " +
+      "failing with it is retried (E-6, only while no chunk of the attempt was emitted), and the CLI's exit code " +
+      "when a turn ends with it (`src/Cli/TurnOutcome.ts`; the codes are listed in the CLI reference). Errors of " +
+      "built-in tools are not turn failures: the model sees them as the tool's error result."
+  ) + ErrorCatalog.render(sources(root, "src"))
+})
+
+/** The CLI reference: commands, options, environment variables, exit codes. */
+export const cli = (): Catalog => ({
+  path: "docs/reference/cli.md",
+  content: header(
+    "CLI reference",
+    "Every `harness` command with its arguments and options, then the environment variables and exit codes; the " +
+      "same text `harness <command> --help` prints."
+  ) + CliReference.render(
+    CommandTree.root.descriptor as CommandDescriptor.Command<unknown>,
+    Help.footer,
+    CliConfig.make({ showBuiltIns: false })
+  )
+})
+
+/** The settings keys of `settings.json` files. */
+export const settings = (): Catalog => ({
+  path: "docs/reference/settings.md",
+  content: header(
+    "Settings keys",
+    "The keys of the harness's `settings.json` files (user, project, local; later files win key by key), as the " +
+      "schema in `src/Cli/settings/SettingsFile.ts` states them. Unknown keys are reported as warnings, not errors."
+  ) + SettingsReference.render(SettingsFile.SettingsSchema)
+})
+
 /** Every catalog, in a stable order. */
-export const all = (root: string): ReadonlyArray<Catalog> => [sessionEvents(root)]
+export const all = (root: string): ReadonlyArray<Catalog> => [sessionEvents(root), errorCodes(root), cli(), settings()]
 
 /** The catalogs whose committed file is missing or differs from `generated` (the drift check). */
 export const drift = (

@@ -24,21 +24,13 @@ import * as Option from "effect/Option"
 import { identity } from "../Adapter/HttpEdge.js"
 import * as TelemetryConfig from "../Telemetry/Config.js"
 import { CliError } from "./CliError.js"
-import * as Chat from "./commands/Chat.js"
-import * as Mcp from "./commands/Mcp.js"
-import * as Run from "./commands/Run.js"
-import * as Sessions from "./commands/Sessions.js"
+import { root } from "./CommandTree.js"
 import { ExitCode } from "./ExitCode.js"
 import * as Help from "./Help.js"
 import * as Logger from "./Logger.js"
 import * as Output from "./Output.js"
 import * as Signals from "./Signals.js"
 import * as StrictArgs from "./StrictArgs.js"
-
-const root = Command.make("harness").pipe(
-  Command.withDescription("effect-harness: an Effect-native coding agent"),
-  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Mcp.command])
-)
 
 const cli = Command.run(root, { name: "harness", version: identity.version, footer: Help.footer })
 
