@@ -353,8 +353,8 @@ export const check = (events: ReadonlyArray<SessionEvent>): Report => {
 }
 
 /**
- * A finding as one line for a reader: where, the rule broken, the events involved and what was
- * found.
+ * A finding as one line for a reader: where, the rule broken (its text and name; the rule ids are in the
+ * `--json` report's `spec` field), the events involved and what was found.
  *
  * @since 0.1.0
  * @category rendering
@@ -363,7 +363,7 @@ export const renderFinding = (finding: Finding): string => {
   const where = finding.turn === undefined
     ? ""
     : `turn ${finding.turn}${finding.step === undefined ? "" : ` step ${finding.step}`}: `
-  return `${where}breaks "${finding.rule.text}" (${finding.rule.name}, ${finding.rule.spec}); events ${
+  return `${where}breaks "${finding.rule.text}" (${finding.rule.name}); events ${
     renderSeqs(finding.seqs)
   }: ${finding.detail}`
 }

@@ -67,11 +67,33 @@ export class SessionError extends Schema.TaggedError<SessionError>()("SessionErr
   file: Schema.optionalWith(Schema.String, { exact: true }),
   line: Schema.optionalWith(Schema.Number, { exact: true }),
   osCode: Schema.optionalWith(Schema.String, { exact: true }),
+  /** the behaviour rules the failure cites (`docs/behaviour/`), for debugging; never part of `message` */
+  rule: Schema.optionalWith(Schema.String, { exact: true }),
   cause: Schema.optionalWith(Schema.Defect, { exact: true })
 }) {}
 
+// a rule citation inside a message: "S-21: …", "… (S-12)", "…, before a later turn/end (D-5)"
+const citation = /\b((?:AC|DEC|HB|[ACDEHKLPSTUVWX])-\d+(?:\.\d+)?): |\s?\(((?:AC|DEC|HB|[ACDEHKLPSTUVWX])-\d+(?:\.\d+)?)\)/g
+
 /**
- * Builds a {@link SessionError}.
+ * Splits the rule citations out of a message written for developers: the message users see keeps the words,
+ * the cited ids go to {@link SessionError}'s `rule` field (comma-separated, in order).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const splitRules = (text: string): { readonly message: string; readonly rule?: string } => {
+  const rules: Array<string> = []
+  const message = text.replace(citation, (_, prefix: string | undefined, paren: string | undefined) => {
+    rules.push((prefix ?? paren)!)
+    return ""
+  })
+  return rules.length === 0 ? { message } : { message, rule: [...new Set(rules)].join(", ") }
+}
+
+/**
+ * Builds a {@link SessionError}. Rule citations in `message` ("S-21: …") move to the `rule` field (see
+ * {@link splitRules}), so messages shown to users never carry rule ids.
  *
  * @since 0.1.0
  * @category constructors
@@ -86,4 +108,4 @@ export const make = (
     readonly osCode?: string
     readonly cause?: unknown
   } = {}
-): SessionError => new SessionError({ code, message, ...extra })
+): SessionError => new SessionError({ code, ...splitRules(message), ...extra })

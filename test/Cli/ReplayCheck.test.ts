@@ -187,7 +187,7 @@ describe("ReplayCheck on a changed log: the rule broken and the events involved"
       expect(finding.seqs).toEqual([...textChunks, message.seq])
       expect(finding).toMatchObject({ turn: 1, step: 1 })
       expect(finding.detail).toContain("\"text\":\"ab\"")
-      expect(ReplayCheck.renderFinding(finding)).toMatch(/^turn 1 step 1: breaks .*content-is-assembled, L-22.*events \d+-\d+, \d+: block 0 \(text\)/)
+      expect(ReplayCheck.renderFinding(finding)).toMatch(/^turn 1 step 1: breaks .*content-is-assembled\).*events \d+-\d+, \d+: block 0 \(text\)/)
       expect(report.verdicts.map((v) => v.status)).toEqual(["mismatch", "match"])
     }))
 
