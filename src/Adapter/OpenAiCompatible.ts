@@ -178,7 +178,7 @@ function gateway(
 }
 
 /**
- * The built-in profiles. Gateway and local-server profiles (issue 11), each with its quirks:
+ * The built-in profiles. Gateway and local-server profiles (issue 11, P-11), each with its quirks:
  *
  * - `gemini` (route `gemini`, `https://generativelanguage.googleapis.com/v1beta/openai`, key
  *   `GEMINI_API_KEY` as Bearer): streams each tool call complete in one chunk WITHOUT `index`

@@ -31,7 +31,7 @@ export const options = {
   ),
   model: Options.text("model").pipe(Options.withDescription("model id"), Options.optional),
   baseUrl: Options.text("base-url").pipe(
-    Options.withDescription("provider base URL (any OpenAI-compatible server with --provider openai-compatible)"),
+    Options.withDescription("provider base URL, overrides the default (required by openai-compatible and azure)"),
     Options.optional
   ),
   script: Options.text("script").pipe(

@@ -29,7 +29,7 @@ import { CliError } from "./CliError.js"
 import * as DemoModel from "./DemoModel.js"
 import * as McpCli from "./commands/Mcp.js"
 import { ExitCode } from "./ExitCode.js"
-import type * as ProviderChoice from "./ProviderChoice.js"
+import * as ProviderChoice from "./ProviderChoice.js"
 import * as ScriptErrors from "./ScriptErrors.js"
 import * as Bridge from "./hooks/Bridge.js"
 import * as AgentSessions from "./settings/AgentSessions.js"
@@ -113,11 +113,7 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
           ? apiKey === undefined
             ? Effect.fail("ANTHROPIC_API_KEY is not set")
             : Anthropic.make({ apiKey, baseUrl: choice.baseUrl }).pipe(Effect.provide(FetchHttpClient.layer))
-          : OpenAiCompatible.make({
-            profile: choice.provider === "openai-compatible" ? "generic" : choice.provider,
-            apiKey: choice.apiKey,
-            baseUrl: choice.baseUrl
-          }).pipe(Effect.provide(FetchHttpClient.layer))
+          : OpenAiCompatible.make(ProviderChoice.adapterOptions(choice)).pipe(Effect.provide(FetchHttpClient.layer))
         return yield* Effect.mapError(made, (e) => usage(`invalid provider configuration: ${String(e)}`))
       }
     }
@@ -130,7 +126,7 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
  * @category utils
  */
 export const routeOf = (choice: ProviderChoice.Choice): string =>
-  choice._tag === "Scripted" ? DemoModel.provider : choice.provider
+  choice._tag === "Scripted" ? DemoModel.provider : choice.route
 
 /**
  * Builds the whole harness for a setup.

@@ -76,6 +76,18 @@ export const footer: HelpDoc.HelpDoc = HelpDoc.blocks([
   HelpDoc.h1("ENVIRONMENT"),
   list([
     ["DEEPSEEK_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY", "provider keys (none: the offline demo model)"],
+    [
+      "GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, TOGETHER_API_KEY",
+      "gateway keys, used only with --provider gemini|openrouter|groq|together"
+    ],
+    [
+      "AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT",
+      "--provider azure: key and resource URL; AZURE_OPENAI_DEPLOYMENT (else --model), AZURE_OPENAI_API_VERSION"
+    ],
+    [
+      "--provider ollama|vllm|llamacpp|lmstudio",
+      "local servers on their default localhost port (--base-url to change), no key needed"
+    ],
     ["EFFECT_HARNESS_HOME", "where sessions are stored (default: the per-user data directory)"],
     ["NO_COLOR, FORCE_COLOR", "turn colour off / on"]
   ]),

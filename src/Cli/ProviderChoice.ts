@@ -1,22 +1,47 @@
 /**
- * Which model the CLI talks to (issue 7): an explicit `--provider` wins; else the first of
+ * Which model the CLI talks to (issues 7 and 11), rule P-12: an explicit `--provider` wins; else the first of
  * `DEEPSEEK_API_KEY`, `ANTHROPIC_API_KEY`, `OPENAI_API_KEY` present in the environment; else the
  * keyless offline demo model (the scripted adapter with a built-in script), announced on stderr.
+ * The gateway and local-server providers are only ever chosen with `--provider` (their keys are
+ * often set for other tools; a prompt is never sent to one by surprise).
  *
- * An explicit remote provider without its key is a usage error naming the variable to set. Keys
- * stay `Redacted` until the HTTP edge; they never appear in output, logs or files. Keys captured
- * at start-up by {@link SecretEnv} (and removed from the environment there) come first.
+ * Providers ({@link specs}): `deepseek`, `anthropic`, `openai`, a generic `openai-compatible`
+ * server, and every gateway profile of `OpenAiCompatible.profiles` under its profile name:
+ * `gemini` (`GEMINI_API_KEY`), `openrouter` (`OPENROUTER_API_KEY`), `groq` (`GROQ_API_KEY`),
+ * `together` (`TOGETHER_API_KEY`), `azure` (`AZURE_OPENAI_API_KEY`, see below) and the local
+ * servers `ollama`, `vllm`, `llamacpp` (llama.cpp server), `lmstudio`, which need no key (an
+ * optional one is read from `VLLM_API_KEY`, `LLAMACPP_API_KEY`, `OLLAMA_API_KEY`,
+ * `LMSTUDIO_API_KEY` and sent as a bearer token) and default to their usual `localhost` port.
+ * `--base-url` overrides every default base URL.
  *
- * Default models (override with `--model`): DeepSeek `deepseek-v4-flash` (the advisory default of
- * P-1), Anthropic `claude-sonnet-4-5`, OpenAI `gpt-4.1-mini`; a generic OpenAI-compatible server
- * (`--provider openai-compatible --base-url …`) has no default and needs `--model`.
+ * Azure OpenAI: the resource endpoint from `--base-url` or `AZURE_OPENAI_ENDPOINT`
+ * (`https://<resource>.openai.azure.com`, required), the deployment from `AZURE_OPENAI_DEPLOYMENT`
+ * or else `--model` (Azure routes by deployment; the body's `model` is informational), the
+ * `api-version` from `AZURE_OPENAI_API_VERSION`, else `OPENAI_API_VERSION` (the SDKs' name), else
+ * `OpenAiCompatible.defaultAzureApiVersion`. The key travels in the `api-key` header.
+ *
+ * An explicit provider without its required key is a usage error (exit 2) naming the variable to
+ * set; any other invalid configuration (bad base URL, no model, no Azure endpoint) is checked here
+ * with the adapter's own validation and reported in one line. Keys stay `Redacted` until the HTTP
+ * edge; they never appear in output, logs or files. Keys captured at start-up by {@link SecretEnv}
+ * (and removed from the environment there) come first.
+ *
+ * Default models (override with `--model`, advisory): DeepSeek `deepseek-v4-flash` (P-1),
+ * Anthropic `claude-sonnet-4-5`, OpenAI `gpt-4.1-mini`, Gemini `gemini-2.5-flash`, OpenRouter
+ * `openai/gpt-4.1-mini`, Groq `llama-3.3-70b-versatile`, Together
+ * `meta-llama/Llama-3.3-70B-Instruct-Turbo`, Ollama `llama3.2`, llama.cpp `local` (the server
+ * answers with the one model it loaded, whatever the name). A generic `openai-compatible` server,
+ * vLLM and LM Studio (the name must match what the server serves) and Azure (the deployment) have
+ * no default and need `--model`.
  *
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as OpenAiCompatible from "../Adapter/OpenAiCompatible.js"
 import { CliError } from "./CliError.js"
 import { ExitCode } from "./ExitCode.js"
 import * as SecretEnv from "./SecretEnv.js"
@@ -27,7 +52,22 @@ import * as SecretEnv from "./SecretEnv.js"
  * @since 0.1.0
  * @category models
  */
-export const providers = ["deepseek", "anthropic", "openai", "openai-compatible", "scripted"] as const
+export const providers = [
+  "deepseek",
+  "anthropic",
+  "openai",
+  "openai-compatible",
+  "gemini",
+  "openrouter",
+  "groq",
+  "together",
+  "azure",
+  "ollama",
+  "vllm",
+  "llamacpp",
+  "lmstudio",
+  "scripted"
+] as const
 
 /**
  * A provider name.
@@ -38,6 +78,25 @@ export const providers = ["deepseek", "anthropic", "openai", "openai-compatible"
 export type ProviderName = (typeof providers)[number]
 
 /**
+ * A provider reached over HTTP.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RemoteName = Exclude<ProviderName, "scripted">
+
+/**
+ * Azure OpenAI's addressing: the deployment (URL path) and the `api-version` (query).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AzureTarget {
+  readonly deployment: string
+  readonly apiVersion: string
+}
+
+/**
  * The resolved choice.
  *
  * @since 0.1.0
@@ -46,10 +105,14 @@ export type ProviderName = (typeof providers)[number]
 export type Choice =
   | {
     readonly _tag: "Remote"
-    readonly provider: Exclude<ProviderName, "scripted">
+    readonly provider: RemoteName
+    /** the route the adapter registers and the agent uses (e.g. `azure-openai` for `azure`) */
+    readonly route: string
     readonly apiKey: Redacted.Redacted<string> | undefined
     readonly baseUrl: string | undefined
     readonly model: string
+    /** Azure only */
+    readonly azure: AzureTarget | undefined
     /** how the provider was chosen */
     readonly via: "flag" | "env"
   }
@@ -59,6 +122,14 @@ export type Choice =
     readonly scriptFile: string | undefined
     readonly model: string
   }
+
+/**
+ * A remote choice.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Remote = Extract<Choice, { readonly _tag: "Remote" }>
 
 /**
  * The flags that influence the choice.
@@ -73,54 +144,143 @@ export interface Flags {
   readonly script: Option.Option<string>
 }
 
-const keyVariable: Record<Exclude<ProviderName, "scripted">, string> = {
-  deepseek: "DEEPSEEK_API_KEY",
-  anthropic: "ANTHROPIC_API_KEY",
-  openai: "OPENAI_API_KEY",
-  "openai-compatible": "OPENAI_API_KEY"
+/**
+ * How the CLI configures one remote provider.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Spec {
+  /** the adapter profile (`undefined`: the Anthropic adapter) */
+  readonly profile: OpenAiCompatible.ProfileName | undefined
+  /** environment variable of the key */
+  readonly keyVariable: string
+  /** a missing key is a usage error */
+  readonly keyRequired: boolean
+  /** `undefined`: `--model` is required */
+  readonly defaultModel: string | undefined
+  /** `undefined`: the profile's default base URL */
+  readonly baseUrlVariable?: string | undefined
 }
 
-const defaultModel: Record<Exclude<ProviderName, "scripted" | "openai-compatible">, string> = {
-  deepseek: "deepseek-v4-flash",
-  anthropic: "claude-sonnet-4-5",
-  openai: "gpt-4.1-mini"
+const gatewaySpec = (
+  profile: OpenAiCompatible.ProfileName,
+  defaultModel: string | undefined
+): Spec => {
+  const p = OpenAiCompatible.profiles[profile]
+  return { profile, keyVariable: `${p.envPrefix}_API_KEY`, keyRequired: p.keyRequired, defaultModel }
 }
+
+/**
+ * The remote providers' configuration.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const specs: { readonly [K in RemoteName]: Spec } = {
+  deepseek: { profile: "deepseek", keyVariable: "DEEPSEEK_API_KEY", keyRequired: true, defaultModel: "deepseek-v4-flash" },
+  anthropic: { profile: undefined, keyVariable: "ANTHROPIC_API_KEY", keyRequired: true, defaultModel: "claude-sonnet-4-5" },
+  openai: { profile: "openai", keyVariable: "OPENAI_API_KEY", keyRequired: true, defaultModel: "gpt-4.1-mini" },
+  "openai-compatible": { profile: "generic", keyVariable: "OPENAI_API_KEY", keyRequired: false, defaultModel: undefined },
+  gemini: gatewaySpec("gemini", "gemini-2.5-flash"),
+  openrouter: gatewaySpec("openrouter", "openai/gpt-4.1-mini"),
+  groq: gatewaySpec("groq", "llama-3.3-70b-versatile"),
+  together: gatewaySpec("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+  azure: { ...gatewaySpec("azure", undefined), baseUrlVariable: "AZURE_OPENAI_ENDPOINT" },
+  ollama: gatewaySpec("ollama", "llama3.2"),
+  vllm: gatewaySpec("vllm", undefined),
+  llamacpp: gatewaySpec("llamacpp", "local"),
+  lmstudio: gatewaySpec("lmstudio", undefined)
+}
+
+/**
+ * Every environment variable a provider key is read from (each is captured by `SecretEnv`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const keyVariables: ReadonlyArray<string> = [...new Set(Object.values(specs).map((s) => s.keyVariable))]
+
+const usage = (message: string) => new CliError({ message, exitCode: ExitCode.Usage })
 
 const secret = (name: string): Effect.Effect<Redacted.Redacted<string> | undefined, CliError> => {
   const captured = SecretEnv.providerKey(name)
   if (captured !== undefined) return Effect.succeed(captured)
   return Config.option(Config.redacted(name)).pipe(
     Effect.map(Option.getOrUndefined),
-    Effect.mapError(() => new CliError({ message: `invalid value in ${name}`, exitCode: ExitCode.Usage }))
+    Effect.mapError(() => usage(`invalid value in ${name}`))
   )
 }
 
+const plain = (name: string): Effect.Effect<string | undefined, CliError> =>
+  Config.option(Config.string(name)).pipe(
+    Effect.map((value) => Option.getOrUndefined(Option.filter(value, (v) => v.trim() !== ""))),
+    Effect.mapError(() => usage(`invalid value in ${name}`))
+  )
+
+const azureTarget = (model: string | undefined): Effect.Effect<{ model: string; azure: AzureTarget }, CliError> =>
+  Effect.gen(function*() {
+    const deployment = (yield* plain("AZURE_OPENAI_DEPLOYMENT")) ?? model
+    if (deployment === undefined) {
+      return yield* usage("provider azure needs --model or AZURE_OPENAI_DEPLOYMENT (the deployment name)")
+    }
+    const apiVersion = (yield* plain("AZURE_OPENAI_API_VERSION")) ?? (yield* plain("OPENAI_API_VERSION")) ??
+      OpenAiCompatible.defaultAzureApiVersion
+    return { model: model ?? deployment, azure: { deployment, apiVersion } }
+  })
+
+/**
+ * The adapter options of an OpenAI-compatible remote choice (every provider but `anthropic`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const adapterOptions = (
+  choice: Remote
+): OpenAiCompatible.Options => ({
+  profile: specs[choice.provider].profile ?? "generic",
+  apiKey: choice.apiKey,
+  baseUrl: choice.baseUrl,
+  ...(choice.azure === undefined ? {} : { deployment: choice.azure.deployment, apiVersion: choice.azure.apiVersion })
+})
+
+// the adapter's own validation, reported as one line in the user's words
+const configMessage = (error: ConfigError.ConfigError): string =>
+  error._op === "InvalidData" || error._op === "MissingData" ? error.message : String(error)
+
 const remote = (
-  provider: Exclude<ProviderName, "scripted">,
+  provider: RemoteName,
   flags: Flags,
   via: "flag" | "env"
 ): Effect.Effect<Choice, CliError> =>
   Effect.gen(function*() {
-    const apiKey = yield* secret(keyVariable[provider])
-    if (apiKey === undefined && provider !== "openai-compatible") {
-      return yield* new CliError({
-        message: `missing API key for provider ${provider}: set ${keyVariable[provider]}`,
-        exitCode: ExitCode.Usage
-      })
+    const spec = specs[provider]
+    const apiKey = yield* secret(spec.keyVariable)
+    if (apiKey === undefined && spec.keyRequired) {
+      return yield* usage(`missing API key for provider ${provider}: set ${spec.keyVariable}`)
     }
-    const baseUrl = Option.getOrUndefined(flags.baseUrl)
+    const baseUrl = Option.getOrUndefined(flags.baseUrl) ??
+      (spec.baseUrlVariable === undefined ? undefined : yield* plain(spec.baseUrlVariable))
     if (provider === "openai-compatible" && baseUrl === undefined) {
-      return yield* new CliError({
-        message: "provider openai-compatible needs --base-url (e.g. http://localhost:8000/v1)",
-        exitCode: ExitCode.Usage
-      })
+      return yield* usage("provider openai-compatible needs --base-url (e.g. http://localhost:8000/v1)")
     }
-    const model = Option.getOrUndefined(flags.model) ??
-      (provider === "openai-compatible" ? undefined : defaultModel[provider])
-    if (model === undefined) {
-      return yield* new CliError({ message: `provider ${provider} needs --model`, exitCode: ExitCode.Usage })
+    if (provider === "azure" && baseUrl === undefined) {
+      return yield* usage(
+        "provider azure needs --base-url or AZURE_OPENAI_ENDPOINT (e.g. https://my-resource.openai.azure.com)"
+      )
     }
-    return { _tag: "Remote", provider, apiKey, baseUrl, model, via } satisfies Choice
+    const flagModel = Option.getOrUndefined(flags.model)
+    const target = provider === "azure" ? yield* azureTarget(flagModel) : undefined
+    const model = target?.model ?? flagModel ?? spec.defaultModel
+    if (model === undefined) return yield* usage(`provider ${provider} needs --model`)
+    const route = spec.profile === undefined ? provider : OpenAiCompatible.profiles[spec.profile].route
+    const choice: Remote = { _tag: "Remote", provider, route, apiKey, baseUrl, model, azure: target?.azure, via }
+    if (spec.profile !== undefined) {
+      yield* OpenAiCompatible.resolve(adapterOptions(choice)).pipe(
+        Effect.mapError((error) => usage(`invalid configuration for provider ${provider}: ${configMessage(error)}`))
+      )
+    }
+    return choice
   })
 
 /**
@@ -141,7 +301,7 @@ export const resolve = (flags: Flags): Effect.Effect<Choice, CliError> =>
     }
     if (explicit !== undefined) return yield* remote(explicit, flags, "flag")
     for (const provider of ["deepseek", "anthropic", "openai"] as const) {
-      const key = yield* secret(keyVariable[provider])
+      const key = yield* secret(specs[provider].keyVariable)
       if (key !== undefined) return yield* remote(provider, flags, "env")
     }
     return { _tag: "Scripted", scriptFile: undefined, model: Option.getOrElse(flags.model, () => "demo") } satisfies Choice

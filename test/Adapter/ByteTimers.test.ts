@@ -9,10 +9,12 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Anthropic from "../../src/Adapter/Anthropic.js"
@@ -23,6 +25,9 @@ import * as Llm from "../../src/Llm/Llm.js"
 import * as Message from "../../src/Llm/Message.js"
 import * as Retry from "../../src/Llm/Retry.js"
 import type * as StreamChunk from "../../src/Llm/StreamChunk.js"
+import * as Agent from "../../src/Loop/Agent.js"
+import * as Hooks from "../../src/Loop/Hooks.js"
+import * as TestKit from "../../src/Loop/TestKit.js"
 import * as FakeProvider from "../support/FakeProvider.js"
 
 const key = Redacted.make("sk-timer-test")
@@ -156,4 +161,39 @@ describe("byte-level timers in the HTTP edge (DEC-3, issue 11)", () => {
           expect(yield* fake.requests).toHaveLength(1)
         })
     ))
+
+  it.scopedLive("[DEC-3, L-20] through the agent loop: the idle timeout after chunks reaches request recovery (attempt 0), whose Retry is a new step that completes the turn", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeProvider.make({
+        replies: [
+          FakeProvider.timed([delta({ content: "partial" }), 50, ": still here\n\n"], { end: false }),
+          FakeProvider.sse(openAiText("recovered"))
+        ]
+      })
+      const adapter = yield* OpenAiCompatible.make({ profile: "generic", baseUrl: `${fake.url}/v1`, apiKey: key })
+      // the test-sized timers apply inside the adapter's HTTP edge; the Llm retry keeps its defaults
+      const policy = Either.getOrThrow(Retry.policy({ firstByteTimeout: "400 millis", idleTimeout: "400 millis" }))
+      yield* Llm.register(["openai-compatible"], { ...adapter, stream: (r) => adapter.stream(r).pipe(Stream.provideService(Retry.Policy, policy)) })
+      const hooks = yield* Hooks.LoopHooks
+      const offered = yield* Ref.make<ReadonlyArray<{ code: string | undefined; message: string; step: number; attempt: number }>>([])
+      yield* hooks.requestError.register((i) =>
+        Effect.as(
+          Ref.update(offered, (a) => [...a, { code: i.error.code, message: i.error.message, step: i.step, attempt: i.attempt }]),
+          i.attempt === 0 ? Hooks.RequestErrorDecision.Retry() : Hooks.RequestErrorDecision.Fail()
+        )
+      )
+      const agent = yield* Agent.make({ provider: "openai-compatible", model: "m" })
+      yield* agent.send([ContentBlock.text("hi")])
+      yield* agent.whenIdle
+      const seen = yield* Ref.get(offered)
+      expect(seen).toMatchObject([{ code: "TIMEOUT", step: 1, attempt: 0 }])
+      expect(seen[0]?.message).toMatch(/idle timeout/)
+      // one request per step: the Llm retry did not resend the request (chunks were emitted)
+      expect(yield* fake.requests).toHaveLength(2)
+      const events = yield* agent.session.events
+      expect(events.filter((e) => e.type === "step/start").map((e) => e.type === "step/start" && e.data.step)).toEqual([1, 2])
+      expect(events.filter((e) => e.type === "turn/end").map((e) => e.type === "turn/end" && e.data.reason)).toEqual([{ kind: "completed" }])
+      const texts = events.flatMap((e) => e.type === "assistant/message" ? [ContentBlock.flattenText(e.data.content)] : [])
+      expect(texts.at(-1)).toBe("recovered")
+    }).pipe(Effect.provide(Layer.merge(TestKit.layer({ script: [] }), NodeHttpClient.layerUndici))))
 })

@@ -15,6 +15,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import * as Anthropic from "../../src/Adapter/Anthropic.js"
 import * as HttpEdge from "../../src/Adapter/HttpEdge.js"
 import * as OpenAiCompatible from "../../src/Adapter/OpenAiCompatible.js"
 import * as BlockAssembler from "../../src/Llm/BlockAssembler.js"
@@ -99,6 +100,68 @@ describe("non-stream 2xx bodies (issue 11)", () => {
         expect(assembled.blocks).toEqual([ContentBlock.text("fine")])
         expect(yield* fake.requests).toHaveLength(2)
       })))
+})
+
+const anthropicEvent = (type: string, payload: Record<string, unknown> = {}) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`
+const anthropicText = [
+  anthropicEvent("message_start", { message: { id: "msg_1", type: "message", role: "assistant", content: [], model: "claude", usage: { input_tokens: 3, output_tokens: 1 } } }),
+  anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+  anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "fine" } }),
+  anthropicEvent("content_block_stop", { index: 0 }),
+  anthropicEvent("message_delta", { delta: { stop_reason: "end_turn" }, usage: { output_tokens: 2 } }),
+  anthropicEvent("message_stop")
+].join("")
+
+const withAnthropic = <A, E>(
+  replies: ReadonlyArray<FakeProvider.Reply>,
+  body: (fake: FakeProvider.FakeProvider) => Effect.Effect<A, E, Llm.Llm | Scope.Scope>
+) =>
+  Effect.gen(function*() {
+    const fake = yield* FakeProvider.make({ replies })
+    yield* Llm.register(["anthropic"], yield* Anthropic.make({ apiKey: Redacted.make("sk-ant-edge-0001"), baseUrl: fake.url }))
+    return yield* body(fake)
+  }).pipe(
+    Effect.provide(Layer.mergeAll(Llm.layer, Retry.layer({ maxAttempts: 3, baseDelay: "1 millis", jitter: 0 }), NodeHttpClient.layerUndici))
+  )
+
+const anthropicRequest: Message.GenerateOptions = { provider: "anthropic", model: "claude", messages: [Message.user("hi")] }
+
+describe("non-stream 2xx bodies through the Anthropic adapter (issue 11: the same edge for every adapter)", () => {
+  it.scopedLive("[E-2, E-6] a 200 JSON overloaded_error body is SERVER and retried; then the stream answers", () =>
+    withAnthropic(
+      [answer(200, "application/json", JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })), FakeProvider.sse(anthropicText)],
+      (fake) =>
+        Effect.gen(function*() {
+          const assembled = yield* Stream.run(Llm.stream(anthropicRequest), BlockAssembler.sink)
+          expect(assembled.blocks).toEqual([ContentBlock.text("fine")])
+          expect(yield* fake.requests).toHaveLength(2)
+        })
+    ))
+
+  it.scopedLive("[E-2, E-6] a 200 JSON invalid_request_error body: the provider's message in one line, INVALID_REQUEST, sent once", () =>
+    withAnthropic(
+      [answer(200, "application/json", JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "messages: text content blocks\nmust be non-empty" } }))],
+      (fake) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Stream.runDrain(Llm.stream(anthropicRequest)))
+          expect(error).toMatchObject({ _tag: "ProviderError", code: "INVALID_REQUEST", status: 200, provider: "anthropic", providerCode: "invalid_request_error" })
+          expect(error.message).toBe("messages: text content blocks must be non-empty")
+          expect(yield* fake.requests).toHaveLength(1)
+        })
+    ))
+
+  it.scopedLive("[E-2] a 200 HTML page: one line naming its title, MALFORMED_RESPONSE, sent once", () =>
+    withAnthropic(
+      [answer(200, "text/html; charset=utf-8", "<html><head><title>Access denied</title></head><body>corporate proxy</body></html>")],
+      (fake) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(Stream.runDrain(Llm.stream(anthropicRequest)))
+          expect(error).toMatchObject({ code: "MALFORMED_RESPONSE", status: 200, provider: "anthropic" })
+          expect(error.message).toBe("expected an event stream, got an HTML page (HTTP 200): Access denied")
+          expect(yield* fake.requests).toHaveLength(1)
+        })
+    ))
 })
 
 describe("bounded error bodies (issue 10 item 7)", () => {

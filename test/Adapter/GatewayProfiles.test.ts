@@ -219,7 +219,7 @@ const key = "sk-gateway-secret-123"
 
 describe("gateway and local-server profiles (issue 11)", () => {
   for (const c of cases) {
-    it.scopedLive(`[DEC-5] ${c.profile}: text${c.reasoning === undefined ? "" : ", reasoning"}, two tool calls, usage; error ${c.error.code}; key placement`, () =>
+    it.scopedLive(`[P-11, DEC-5] ${c.profile}: text${c.reasoning === undefined ? "" : ", reasoning"}, two tool calls, usage; error ${c.error.code}; key placement`, () =>
       Effect.gen(function*() {
         const fake = yield* FakeProvider.make({ replies: [FakeProvider.sse(c.stream, { maxPiece: 23 }), c.error.reply] })
         const adapter = yield* OpenAiCompatible.make({
@@ -251,7 +251,7 @@ describe("gateway and local-server profiles (issue 11)", () => {
       }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
   }
 
-  it.effect("local servers default to localhost and need no key; gateways need one; azure needs a deployment", () =>
+  it.effect("[P-11] local servers default to localhost and need no key; gateways need one; azure needs a deployment", () =>
     Effect.gen(function*() {
       for (const p of ["ollama", "vllm", "llamacpp", "lmstudio"] as const) {
         const resolved = yield* OpenAiCompatible.resolve({ profile: p })
