@@ -251,3 +251,43 @@ export const costOf = (facts: ModelFacts, usage: TokenUsage): number | undefined
     mtok(usage.cacheWriteTokens, p.cacheWritePerMTok) +
     mtok(usage.outputTokens, p.outputPerMTok)
 }
+
+/**
+ * The published prices of `(provider, model)` in a catalog, or `undefined` (unknown or unpriced). Unlike
+ * `lookup` it never logs: pricing an unknown model is not a warning.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const pricingOf = (catalog: Service, provider: string, model: string): Pricing | undefined => {
+  for (const e of catalog.entries) if (e.provider === provider && e.model === model) return e.pricing
+  return undefined
+}
+
+/**
+ * The cost in USD of one request's usage at the catalog's prices, rounded to 1e-10 USD (no float noise in logs);
+ * `undefined` when the model has no published prices or there is no usage.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const requestCost = (
+  catalog: Service,
+  provider: string,
+  model: string,
+  usage: TokenUsage | undefined
+): number | undefined => {
+  if (usage === undefined) return undefined
+  const pricing = pricingOf(catalog, provider, model)
+  if (pricing === undefined) return undefined
+  const cost = costOf({ contextWindow: 0, maxOutputTokens: 0, pricing }, usage)
+  return cost === undefined ? undefined : roundUsd(cost)
+}
+
+/**
+ * A USD amount rounded to 1e-10 (sums of logged costs stay readable).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const roundUsd = (usd: number): number => Math.round(usd * 1e10) / 1e10
