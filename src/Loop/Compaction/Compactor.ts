@@ -288,7 +288,7 @@ const openingPrompts = (events: ReadonlyArray<SessionEvent>, turnStartSeq: numbe
  * @category compaction
  */
 export const run = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Outcome, unknown> =>
-  Spans.compaction(input, runCompaction(rt, c, input))
+  Spans.compaction(rt.session.id, input, runCompaction(rt, c, input))
 
 const runCompaction = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Outcome, unknown> =>
   Effect.gen(function*() {

@@ -210,13 +210,15 @@ type CompactionOutcome =
   | { readonly _tag: "Done" | "Failed"; readonly pressureBefore: number; readonly pressureAfter: number; readonly code?: string }
 
 /**
- * Wraps one compaction in an `effect_harness.compaction` span: its trigger, outcome and pressure before/after. The
- * summary request inside is a model request of its own (retries included) under this span.
+ * Wraps one compaction in an `effect_harness.compaction` span: its trigger, outcome and pressure before/after. Inside
+ * a turn it is a child of the turn's `invoke_agent` span; a manual compaction while idle runs as its own turn
+ * without one (it invokes no agent), so its span is a root naming the session and turn.
  *
  * @since 0.2.0
  * @category spans
  */
 export const compaction = <O extends CompactionOutcome, E, R>(
+  sessionId: string,
   input: { readonly turn: number; readonly trigger: string },
   effect: Effect.Effect<O, E, R>
 ): Effect.Effect<O, E, R> =>
@@ -230,6 +232,10 @@ export const compaction = <O extends CompactionOutcome, E, R>(
     })).pipe(
       Effect.withSpan(GenAi.SpanName.compaction, {
         kind: "internal",
-        attributes: { [GenAi.Attr.turn]: input.turn, [GenAi.Attr.compactionTrigger]: input.trigger }
+        attributes: {
+          [GenAi.Attr.conversationId]: sessionId,
+          [GenAi.Attr.turn]: input.turn,
+          [GenAi.Attr.compactionTrigger]: input.trigger
+        }
       })
     )
