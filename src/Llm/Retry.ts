@@ -34,6 +34,7 @@
  *   with ping-only gaps keeps bytes flowing; a silent 5 min gap mid-body is a dead connection), and
  *   a 25 min retry deadline so that a first-byte timeout can still be retried.
  * - Every retry is logged at warning level with the code, attempt and delay; nothing is swallowed.
+ *   Its backoff runs in an `effect_harness.retry` span (a child of the request's `chat` span, issue 19).
  *
  * Configure with a Layer or per stream:
  *
