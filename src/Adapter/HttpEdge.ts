@@ -320,7 +320,11 @@ const untimed = (
         if (auth.scheme === "bearer") headers["authorization"] = `Bearer ${key}`
         else headers[auth.header.toLowerCase()] = key
       }
-      const secretNames = (options.secretHeaders ?? defaultSecretHeaders).map((name) => name.toLowerCase())
+      // the header carrying the key is secret whatever the configured list says
+      const secretNames = [
+        ...(options.secretHeaders ?? defaultSecretHeaders),
+        ...(auth?.scheme === "header" ? [auth.header] : auth?.scheme === "bearer" ? ["authorization"] : [])
+      ].map((name) => name.toLowerCase())
       const secrets = secretValues(headers, secretNames, key)
       const request = yield* HttpClientRequest.post(options.url).pipe(
         HttpClientRequest.setHeaders(headers),

@@ -129,7 +129,8 @@ export const make = (
               const u = event.data.usage
               usage = addUsage(usage, u)
               context = u.inputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0) + u.outputTokens
-              const c = model === undefined ? undefined : ModelCatalog.costOf(model, u)
+              // the cost logged with the usage (issue 19), else priced from the model's facts
+              const c = event.data.cost ?? (model === undefined ? undefined : ModelCatalog.costOf(model, u))
               if (c !== undefined) cost = (cost ?? 0) + c
             }
             break
@@ -145,6 +146,9 @@ export const make = (
             sinks.stderr(`${event.data.isError ? "✗" : "✓"} ${name}: ${firstLine(text)}\n`)
             break
           }
+          case "compact/summary":
+            if (event.data.cost !== undefined) cost = (cost ?? 0) + event.data.cost
+            break
           case "compact/start":
             endLine()
             compactStarted = event.time

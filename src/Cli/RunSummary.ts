@@ -28,6 +28,8 @@ export interface Summary {
   /** text streamed in the current step, not yet part of an assistant message */
   readonly stepText: string
   readonly reason: TurnEndReason | undefined
+  /** USD at the catalog's prices, summed over the priced requests (`undefined`: none was priced) */
+  readonly cost?: number | undefined
 }
 
 /**
@@ -61,6 +63,15 @@ export const addUsage = (a: Message.TokenUsage, b: Message.TokenUsage): Message.
 }
 
 /**
+ * Adds a logged request cost (USD) to a total; absent stays absent.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const addCost = (total: number | undefined, cost: number | undefined): number | undefined =>
+  cost === undefined ? total : Math.round(((total ?? 0) + cost) * 1e10) / 1e10
+
+/**
  * Folds one event.
  *
  * @since 0.1.0
@@ -76,9 +87,12 @@ export const step = (summary: Summary, event: SessionEvent): Summary => {
       return {
         ...summary,
         usage: event.data.usage === undefined ? summary.usage : addUsage(summary.usage, event.data.usage),
+        cost: addCost(summary.cost, event.data.cost),
         lastText: event.data.content.flatMap((b) => b.type === "text" ? [(b as ContentBlock.TextBlock).text] : []).join(""),
         stepText: ""
       }
+    case "compact/summary":
+      return { ...summary, cost: addCost(summary.cost, event.data.cost) }
     case "turn/end":
       return { ...summary, reason: event.data.reason }
     default:
@@ -136,6 +150,7 @@ export const resultLine = (options: {
     usage: summary.usage,
     duration_ms: options.durationMs,
     num_steps: summary.steps,
+    cost: summary.cost ?? null,
     turn_end_reason: summary.reason ?? null,
     ...(options.saveError === undefined ? {} : { error: options.saveError })
   }

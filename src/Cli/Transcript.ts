@@ -109,7 +109,9 @@ export const render = (events: ReadonlyArray<SessionEvent>): string => {
       case "assistant/message":
         lines.push(`assistant [${e.data.provenance.provider}/${e.data.provenance.model}]:`)
         if (e.data.content.length > 0) lines.push(indent(renderBlocks(e.data.content)))
-        if (e.data.usage !== undefined) lines.push(indent(`usage: ${renderUsage(e.data.usage)}`))
+        if (e.data.usage !== undefined) {
+          lines.push(indent(`usage: ${renderUsage(e.data.usage)}${e.data.cost === undefined ? "" : ` · cost $${e.data.cost.toFixed(6)}`}`))
+        }
         break
       case "tool/result":
         lines.push(indent(`${e.data.isError ? "✗" : "✓"} ${e.data.callId}:\n${indent(clip(renderBlocks(e.data.content, 600), 600))}`))

@@ -52,7 +52,39 @@ export const Attr = {
   errorType: "error.type",
   turn: "effect_harness.turn",
   step: "effect_harness.step",
-  turnEndReason: "effect_harness.turn.end_reason"
+  turnEndReason: "effect_harness.turn.end_reason",
+  costUsd: "effect_harness.cost.usd",
+  retries: "effect_harness.request.retries",
+  retryAttempt: "effect_harness.retry.attempt",
+  retryDelayMs: "effect_harness.retry.delay_ms",
+  compactionTrigger: "effect_harness.compaction.trigger",
+  compactionOutcome: "effect_harness.compaction.outcome",
+  pressureBefore: "effect_harness.compaction.pressure_before",
+  pressureAfter: "effect_harness.compaction.pressure_after",
+  sessionId: "effect_harness.session.id",
+  pendingEvents: "effect_harness.session.pending_events",
+  hookPoint: "effect_harness.hook.point",
+  hookListeners: "effect_harness.hook.listeners",
+  hookEvent: "effect_harness.hook.event",
+  hookHandler: "effect_harness.hook.handler_id",
+  hookExitCode: "effect_harness.hook.exit_code"
+} as const
+
+/**
+ * Names of the harness's own spans (next to the GenAI ones): a retry's backoff, a compaction, a session flush or
+ * release, an in-process hook point's run and a command hook's process. Each is opened once per occurrence, never
+ * per chunk.
+ *
+ * @since 0.2.0
+ * @category attributes
+ */
+export const SpanName = {
+  retry: "effect_harness.retry",
+  compaction: "effect_harness.compaction",
+  flush: "effect_harness.session.flush",
+  release: "effect_harness.session.release",
+  hook: (point: string) => `effect_harness.hook ${point}`,
+  hookCommand: (event: string) => `effect_harness.hook_command ${event}`
 } as const
 
 /**
@@ -90,6 +122,23 @@ export const usageAttributes = (usage: Message.TokenUsage | undefined): Record<s
   if (usage.cacheReadTokens !== undefined) out[Attr.cacheReadTokens] = usage.cacheReadTokens
   if (usage.cacheWriteTokens !== undefined) out[Attr.cacheWriteTokens] = usage.cacheWriteTokens
   if (usage.reasoningTokens !== undefined) out[Attr.reasoningTokens] = usage.reasoningTokens
+  return out
+}
+
+/**
+ * `gen_ai.response.id` / `gen_ai.response.model` where the response carries them. The stream vocabulary has no
+ * response id; adapters that need one for replay keep it in the replay state (Anthropic: `{id, model, …}`), so it
+ * is read from there when present, else the attributes are absent.
+ *
+ * @since 0.2.0
+ * @category attributes
+ */
+export const responseIdentity = (replayState: unknown): Record<string, string> => {
+  if (typeof replayState !== "object" || replayState === null || Array.isArray(replayState)) return {}
+  const state = replayState as Readonly<Record<string, unknown>>
+  const out: Record<string, string> = {}
+  if (typeof state["id"] === "string" && state["id"] !== "") out[Attr.responseId] = state["id"]
+  if (typeof state["model"] === "string" && state["model"] !== "") out[Attr.responseModel] = state["model"]
   return out
 }
 

@@ -14,7 +14,9 @@
  * Effect logger), never silently; the loop additionally records a `model/notice` session event
  * (see `Loop/Compaction`).
  *
- * Prices are USD per million tokens, split as V-6 splits usage (input excludes cached input).
+ * Prices are USD per million tokens, split as V-6 splits usage (input excludes cached input). Each provider's
+ * entries name their source page and when it was read; the loop prices every request with them and logs the cost
+ * with the usage ({@link requestCost}, issue 19), so a later price change never rewrites a logged cost.
  *
  * @since 0.1.0
  */
@@ -100,12 +102,14 @@ const entry = (provider: string, model: string, contextWindow: number, maxOutput
  * @category constants
  */
 export const builtIn: ReadonlyArray<Entry> = Object.freeze([
-  // DeepSeek (api-docs.deepseek.com, "Models & Pricing"): 128K context; V4 ids are the P-1 profile defaults
+  // DeepSeek: https://api-docs.deepseek.com/quick_start/pricing ("Models & Pricing"), prices as listed in late 2025
+  // (input = cache miss, cacheRead = cache hit); 128K context; V4 ids are the P-1 profile defaults
   entry("deepseek", "deepseek-v4-flash", 128_000, 8_192, { inputPerMTok: 0.28, outputPerMTok: 0.42, cacheReadPerMTok: 0.028 }),
   entry("deepseek", "deepseek-v4-pro", 128_000, 65_536, { inputPerMTok: 0.28, outputPerMTok: 0.42, cacheReadPerMTok: 0.028 }),
   entry("deepseek", "deepseek-chat", 128_000, 8_192, { inputPerMTok: 0.28, outputPerMTok: 0.42, cacheReadPerMTok: 0.028 }),
   entry("deepseek", "deepseek-reasoner", 128_000, 65_536, { inputPerMTok: 0.28, outputPerMTok: 0.42, cacheReadPerMTok: 0.028 }),
-  // Anthropic (docs.anthropic.com, "Models overview" and pricing): 200K context
+  // Anthropic: https://docs.anthropic.com/en/docs/about-claude/pricing and "Models overview", as listed in late 2025
+  // (cacheWrite = 5-minute cache write); 200K context
   entry("anthropic", "claude-sonnet-4-5", 200_000, 64_000, {
     inputPerMTok: 3,
     outputPerMTok: 15,
@@ -130,14 +134,14 @@ export const builtIn: ReadonlyArray<Entry> = Object.freeze([
     cacheReadPerMTok: 1.5,
     cacheWritePerMTok: 18.75
   }),
-  // OpenAI (platform.openai.com, model pages and pricing)
+  // OpenAI: https://platform.openai.com/docs/pricing and the model pages, as listed in late 2025 (standard tier)
   entry("openai", "gpt-4.1-mini", 1_047_576, 32_768, { inputPerMTok: 0.4, outputPerMTok: 1.6, cacheReadPerMTok: 0.1 }),
   entry("openai", "gpt-4.1", 1_047_576, 32_768, { inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5 }),
   entry("openai", "gpt-4o", 128_000, 16_384, { inputPerMTok: 2.5, outputPerMTok: 10, cacheReadPerMTok: 1.25 }),
   entry("openai", "gpt-5", 400_000, 128_000, { inputPerMTok: 1.25, outputPerMTok: 10, cacheReadPerMTok: 0.125 }),
   entry("openai", "gpt-5-mini", 400_000, 128_000, { inputPerMTok: 0.25, outputPerMTok: 2, cacheReadPerMTok: 0.025 }),
   entry("openai", "o4-mini", 200_000, 100_000, { inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275 }),
-  // the keyless offline demo (the CLI's scripted route)
+  // the keyless offline demo (the CLI's scripted route): no prices, so its cost is unknown, never $0
   entry("scripted", "demo", DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS)
 ])
 
@@ -251,3 +255,43 @@ export const costOf = (facts: ModelFacts, usage: TokenUsage): number | undefined
     mtok(usage.cacheWriteTokens, p.cacheWritePerMTok) +
     mtok(usage.outputTokens, p.outputPerMTok)
 }
+
+/**
+ * The published prices of `(provider, model)` in a catalog, or `undefined` (unknown or unpriced). Unlike
+ * `lookup` it never logs: pricing an unknown model is not a warning.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const pricingOf = (catalog: Service, provider: string, model: string): Pricing | undefined => {
+  for (const e of catalog.entries) if (e.provider === provider && e.model === model) return e.pricing
+  return undefined
+}
+
+/**
+ * The cost in USD of one request's usage at the catalog's prices, rounded to 1e-10 USD (no float noise in logs);
+ * `undefined` when the model has no published prices or there is no usage.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const requestCost = (
+  catalog: Service,
+  provider: string,
+  model: string,
+  usage: TokenUsage | undefined
+): number | undefined => {
+  if (usage === undefined) return undefined
+  const pricing = pricingOf(catalog, provider, model)
+  if (pricing === undefined) return undefined
+  const cost = costOf({ contextWindow: 0, maxOutputTokens: 0, pricing }, usage)
+  return cost === undefined ? undefined : roundUsd(cost)
+}
+
+/**
+ * A USD amount rounded to 1e-10 (sums of logged costs stay readable).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const roundUsd = (usd: number): number => Math.round(usd * 1e10) / 1e10

@@ -34,6 +34,7 @@
  *   with ping-only gaps keeps bytes flowing; a silent 5 min gap mid-body is a dead connection), and
  *   a 25 min retry deadline so that a first-byte timeout can still be retried.
  * - Every retry is logged at warning level with the code, attempt and delay; nothing is swallowed.
+ *   Its backoff runs in an `effect_harness.retry` span (a child of the request's `chat` span, issue 19).
  *
  * Configure with a Layer or per stream:
  *
@@ -54,6 +55,7 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as GenAi from "./GenAi.js"
 import { isRetryable, type LlmError } from "./LlmError.js"
 
 /**
@@ -304,25 +306,7 @@ export const retrying = <A>(
                 random: current.jitter === 0 ? 0 : yield* Random.next
               })
               if (decision._tag === "Fail") return Stream.fail(error)
-              yield* Effect.logWarning("model request failed before its first chunk; retrying").pipe(
-                Effect.annotateLogs({
-                  code: error.code,
-                  message: error.message,
-                  attempt: n,
-                  nextAttempt: n + 1,
-                  delayMillis: Duration.toMillis(decision.delay),
-                  ...(options.provider === undefined ? {} : { provider: options.provider })
-                })
-              )
-              const notify = yield* Notices
-              yield* notify({
-                ...(options.provider === undefined ? {} : { provider: options.provider }),
-                attempt: n,
-                delayMs: Duration.toMillis(decision.delay),
-                code: error.code,
-                message: error.message
-              })
-              yield* Effect.sleep(decision.delay)
+              yield* backoff(n, decision.delay, error, options.provider)
               return run(n + 1)
             }))
           )
@@ -330,3 +314,37 @@ export const retrying = <A>(
       })
     return run(1)
   }))
+
+/** One retry's warning, notice and sleep, in an `effect_harness.retry` span (a child of the request's span). */
+const backoff = (n: number, delay: Duration.Duration, error: LlmError, provider: string | undefined) =>
+  Effect.gen(function*() {
+    yield* Effect.logWarning("model request failed before its first chunk; retrying").pipe(
+      Effect.annotateLogs({
+        code: error.code,
+        message: error.message,
+        attempt: n,
+        nextAttempt: n + 1,
+        delayMillis: Duration.toMillis(delay),
+        ...(provider === undefined ? {} : { provider })
+      })
+    )
+    const notify = yield* Notices
+    yield* notify({
+      ...(provider === undefined ? {} : { provider }),
+      attempt: n,
+      delayMs: Duration.toMillis(delay),
+      code: error.code,
+      message: error.message
+    })
+    yield* Effect.sleep(delay)
+  }).pipe(
+    Effect.withSpan(GenAi.SpanName.retry, {
+      kind: "internal",
+      attributes: {
+        [GenAi.Attr.retryAttempt]: n,
+        [GenAi.Attr.retryDelayMs]: Duration.toMillis(delay),
+        [GenAi.Attr.errorType]: error.code,
+        ...(provider === undefined ? {} : { [GenAi.Attr.providerName]: provider })
+      }
+    })
+  )

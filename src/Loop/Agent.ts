@@ -504,7 +504,8 @@ export const makeFactory: Effect.Effect<
         wake,
         instance,
         tracked,
-        compaction: controller
+        compaction: controller,
+        catalog
       }
       const rt = { runtime, run: (context: HookContext) => Turn.inject(runtime, context) }
 

@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as GenAi from "../Llm/GenAi.js"
 import * as LlmError from "../Llm/LlmError.js"
 
 /**
@@ -70,6 +71,25 @@ const toFailure = (point: string) => (cause: Cause.Cause<unknown>): Effect.Effec
   if (value instanceof HookFailure) return Effect.fail(value)
   return Effect.fail(new HookFailure({ point, message: messageOf(value), cause: value }))
 }
+
+/**
+ * A run with listeners in an `effect_harness.hook {point}` span (issue 19); a run without any opens no span. A
+ * waterfall's span also covers its terminal (the default outcome it wraps, e.g. a tool body for `tool/execute`).
+ */
+const traced = <A, E, R>(
+  point: string,
+  agentId: string | undefined,
+  listeners: number,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  listeners === 0 ? effect : Effect.withSpan(effect, GenAi.SpanName.hook(point), {
+    kind: "internal",
+    attributes: {
+      [GenAi.Attr.hookPoint]: point,
+      [GenAi.Attr.hookListeners]: listeners,
+      ...(agentId === undefined ? {} : { [GenAi.Attr.agentId]: agentId })
+    }
+  })
 
 const makeRegistry = <L>() =>
   Effect.map(Ref.make<{ readonly next: number; readonly entries: ReadonlyArray<Entry<L>> }>({ next: 0, entries: [] }), (ref) => ({
@@ -124,7 +144,7 @@ export const waterfall = <I, O>(name: string): Effect.Effect<Waterfall<I, O>> =>
     name,
     register: registry.register,
     run: <E>(agentId: string | undefined, input: I, terminal: (input: I) => Effect.Effect<O, E>) =>
-      Effect.flatMap(registry.listeners(agentId), (listeners) => {
+      Effect.flatMap(registry.listeners(agentId), (listeners) => traced(name, agentId, listeners.length, Effect.suspend(() => {
         let terminalError: { readonly error: E } | undefined
         const at = (i: number, current: I): Effect.Effect<O, HookFailure> => {
           const listener = listeners[i]
@@ -141,7 +161,7 @@ export const waterfall = <I, O>(name: string): Effect.Effect<Waterfall<I, O>> =>
           terminalError !== undefined && failure.cause === terminalError.error
             ? Effect.fail(terminalError.error)
             : Effect.fail(failure))
-      })
+      })))
   }))
 
 /**
@@ -176,10 +196,15 @@ export const serial = <I>(name: string): Effect.Effect<Serial<I>> =>
     register: registry.register,
     run: (agentId, input) =>
       Effect.flatMap(registry.listeners(agentId), (listeners) =>
-        Effect.forEach(
-          listeners,
-          (listener) => Effect.suspend(() => listener(input)).pipe(Effect.catchAllCause(toFailure(name))),
-          { discard: true }
+        traced(
+          name,
+          agentId,
+          listeners.length,
+          Effect.forEach(
+            listeners,
+            (listener) => Effect.suspend(() => listener(input)).pipe(Effect.catchAllCause(toFailure(name))),
+            { discard: true }
+          )
         ))
   }))
 
@@ -208,16 +233,21 @@ export const notify = <I>(name: string): Effect.Effect<Notify<I>> =>
     register: registry.register,
     run: (agentId, input) =>
       Effect.flatMap(registry.listeners(agentId), (listeners) =>
-        Effect.forEach(
-          listeners,
-          (listener) =>
-            Effect.suspend(() => listener(input)).pipe(
-              Effect.catchAllCause((cause) =>
-                Cause.isInterruptedOnly(cause)
-                  ? Effect.failCause(cause as Cause.Cause<never>)
-                  : Effect.logWarning(`observer of ${name} failed (contained)`, cause)
-              )
-            ),
-          { discard: true }
+        traced(
+          name,
+          agentId,
+          listeners.length,
+          Effect.forEach(
+            listeners,
+            (listener) =>
+              Effect.suspend(() => listener(input)).pipe(
+                Effect.catchAllCause((cause) =>
+                  Cause.isInterruptedOnly(cause)
+                    ? Effect.failCause(cause as Cause.Cause<never>)
+                    : Effect.logWarning(`observer of ${name} failed (contained)`, cause)
+                )
+              ),
+            { discard: true }
+          )
         ))
   }))

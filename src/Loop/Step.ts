@@ -64,6 +64,7 @@ import type { Runtime, TurnContext } from "./internal/Runtime.js"
 import { abortReason, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
 import * as Fairness from "./internal/Fairness.js"
 import * as Spans from "./internal/Spans.js"
+import * as Usage from "./internal/Usage.js"
 import * as SessionPrefix from "./SessionPrefix.js"
 import * as StepSignal from "./StepSignal.js"
 
@@ -319,7 +320,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
           Stream.run(BlockAssembler.sink)
         )
       )
-    ))
+    ), Usage.chatOptions(rt, request, ctx))
     if (Option.isNone(consumed)) {
       yield* closeStep(rt, ctx)
       return yield* endAborted(rt, signal)
@@ -358,7 +359,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
     if (Either.isLeft(rewritten)) {
       yield* rt.session.append({
         type: "assistant/message",
-        data: Recording.anchor({ turn, step, response: recording, route }),
+        data: Usage.priced(rt, route, Recording.anchor({ turn, step, response: recording, route })),
         surfaceOp: "append",
         sourceEventSeqs: seqs
       })
@@ -366,7 +367,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
     }
     const recorded = yield* rt.session.append({
       type: "assistant/message",
-      data: Recording.message({ turn, step, response: recording, returned: rewritten.right.content, route }),
+      data: Usage.priced(rt, route, Recording.message({ turn, step, response: recording, returned: rewritten.right.content, route })),
       surfaceOp: "append",
       sourceEventSeqs: seqs
     })

@@ -129,6 +129,8 @@ export interface SessionEventMap {
     readonly content: ReadonlyArray<ContentBlock.ContentBlock>
     readonly provenance: Message.Provenance
     readonly usage?: Message.TokenUsage
+    /** the request's cost in USD at the model catalog's prices, when priced (issue 19; absent in older logs) */
+    readonly cost?: number
   }
   readonly "tool/call": {
     readonly turn: number
@@ -178,6 +180,8 @@ export interface SessionEventMap {
     readonly summary: string
     readonly rawOutput: string
     readonly usage?: Message.TokenUsage
+    /** the summary request's cost in USD, when priced (issue 19; absent in older logs) */
+    readonly cost?: number
     readonly droppedCitations: number
   }
   /** a compaction ends (K-10, K-11, K-12); `error` when it failed or was interrupted */
@@ -406,6 +410,8 @@ export const LoggedProvenanceSchema: Schema.Schema<Message.Provenance> = Schema.
 })
 
 const Blocks = Schema.Array(ContentBlock.ContentBlock)
+/** a cost in USD: finite, not negative */
+const Cost = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
 const Source = Message.MessageSource
 
 /**
@@ -432,7 +438,8 @@ export const payloadSchemas = {
     step: NonNegativeInt,
     content: Blocks,
     provenance: LoggedProvenanceSchema,
-    usage: Schema.optionalWith(Message.TokenUsage, { exact: true })
+    usage: Schema.optionalWith(Message.TokenUsage, { exact: true }),
+    cost: Schema.optionalWith(Cost, { exact: true })
   }),
   "tool/call": Schema.Struct({
     turn: NonNegativeInt,
@@ -479,6 +486,7 @@ export const payloadSchemas = {
     summary: Schema.String,
     rawOutput: Schema.String,
     usage: Schema.optionalWith(Message.TokenUsage, { exact: true }),
+    cost: Schema.optionalWith(Cost, { exact: true }),
     droppedCitations: NonNegativeInt
   }),
   "compact/end": Schema.Struct({

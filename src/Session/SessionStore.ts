@@ -42,6 +42,7 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as GenAi from "../Llm/GenAi.js"
 import type { SessionId } from "../Llm/Message.js"
 import * as Fork from "./Fork.js"
 import * as Memory from "./persistence/Memory.js"
@@ -126,6 +127,16 @@ interface Entry {
   dirty: boolean
 }
 
+/**
+ * A flush point (`flush`, or the drain at release) in a span (issue 19): the session and the events waiting. The
+ * per-append writes between flush points are not traced (they run per chunk batch).
+ */
+const traceFlush = <A, E, R>(name: string, id: string, entry: Entry, effect: Effect.Effect<A, E, R>) =>
+  Effect.withSpan(effect, name, {
+    kind: "internal",
+    attributes: { [GenAi.Attr.sessionId]: id, [GenAi.Attr.pendingEvents]: entry.buffer.length }
+  })
+
 /** a batch holding one of these is fsynced with it (step end, turn end) */
 const isSyncPoint = (event: SessionEvent): boolean => event.type === "step/end" || event.type === "turn/end"
 
@@ -195,7 +206,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
         return entry
       }),
       (entry) =>
-        drain(header.id, entry, true).pipe(
+        traceFlush(GenAi.SpanName.release, header.id, entry, drain(header.id, entry, true)).pipe(
           Effect.catchAll((error) =>
             Effect.logError(
               `session ${header.id}: ${entry.buffer.length} event(s) could not be persisted at release`,
@@ -296,7 +307,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
     flush: (id) =>
       Effect.flatMap(entryOf(id), (entry) =>
         // through the session: a backlog left by a failed write is retried and then published
-        Effect.zipRight(entry.session.appendAll([]), drain(id, entry, true))),
+        traceFlush(GenAi.SpanName.flush, id, entry, Effect.zipRight(entry.session.appendAll([]), drain(id, entry, true)))),
     pending: (id) => Effect.map(entryOf(id), (e) => e.buffer.length)
   })
 })

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import { describe, expect } from "vitest"
 import * as Scripted from "../../src/Adapter/Scripted.js"
 import * as GenAi from "../../src/Llm/GenAi.js"
+import * as ModelCatalog from "../../src/Llm/ModelCatalog.js"
 import * as TestKit from "../../src/Loop/TestKit.js"
 import { echo } from "../support/LoopKit.js"
 
@@ -24,12 +25,14 @@ const tracedTurn = (capture: boolean) => {
     const t = yield* TestKit.agent({ tools: [echo] })
     yield* t.prompt("hi")
     const requests = yield* t.requests
-    return { requests, sessionId: t.agent.id }
+    return { requests, sessionId: t.agent.id, events: yield* t.events }
   }).pipe(
     // the agent is disposed (its turn long finished) before the spans are read; the exporter is read before
     // the tracing layer shuts it down (shutdown clears it)
     Effect.scoped,
     Effect.provide(TestKit.layer({ script, tools: [echo] })),
+    // a price for the scripted route: $2 / $10 per million input / output tokens
+    Effect.provide(ModelCatalog.layer({ entries: [{ provider: "scripted", model: "test", contextWindow: 100_000, maxOutputTokens: 1_000, pricing: { inputPerMTok: 2, outputPerMTok: 10 } }] })),
     Effect.map((run) => ({ ...run, spans: [...exporter.getFinishedSpans()] })),
     Effect.provideService(GenAi.CaptureContent, capture),
     Effect.provide(tracing)
@@ -42,7 +45,7 @@ const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId
 describe("GenAI spans (issue 19)", () => {
   it.live("a two-step turn with a tool call and a retried request: invoke_agent > chat, execute_tool, chat", () =>
     Effect.gen(function*() {
-      const { requests, sessionId, spans } = yield* tracedTurn(false)
+      const { events, requests, sessionId, spans } = yield* tracedTurn(false)
       expect(requests).toHaveLength(3) // the retry is a second HTTP-level attempt of the first request
       const [agent] = byName(spans, "invoke_agent effect-harness")
       expect(agent).toBeDefined()
@@ -77,6 +80,39 @@ describe("GenAI spans (issue 19)", () => {
         "gen_ai.tool.call.id": "c1"
       })
       expect(tool!.attributes["error.type"]).toBeUndefined()
+      // the retry: a child of the first request's span, with the session, turn and step
+      const [retry] = byName(spans, "effect_harness.retry")
+      expect(retry).toBeDefined()
+      expect(byName(spans, "effect_harness.retry")).toHaveLength(1)
+      expect(parentOf(retry!)).toBe(chats[0]!.spanContext().spanId)
+      expect(retry!.attributes).toMatchObject({
+        "effect_harness.retry.attempt": 1,
+        "effect_harness.retry.delay_ms": 1,
+        "error.type": "RATE_LIMIT",
+        "gen_ai.conversation.id": sessionId,
+        "effect_harness.turn": 1,
+        "effect_harness.step": 1
+      })
+      expect(chats[0]!.attributes["effect_harness.request.retries"]).toBe(1)
+      expect(chats[1]!.attributes["effect_harness.request.retries"]).toBeUndefined()
+      // the turn-end flush: under the turn, naming the session
+      const flushes = byName(spans, "effect_harness.session.flush")
+      expect(flushes.length).toBeGreaterThan(0)
+      expect(flushes.some((f) => parentOf(f) === agent!.spanContext().spanId)).toBe(true)
+      for (const f of flushes) expect(f.attributes["effect_harness.session.id"]).toBe(sessionId)
+      // release at disposal: a flush point too
+      expect(byName(spans, "effect_harness.session.release")).toHaveLength(1)
+      // no per-chunk spans: turn + 2 requests + 1 tool + 1 retry + flushes + release (+ no hooks: none registered)
+      const expected = new Set(["invoke_agent effect-harness", "chat test", "execute_tool echo", "effect_harness.retry", "effect_harness.session.flush", "effect_harness.session.release"])
+      expect(spans.filter((s) => !expected.has(s.name)).map((s) => s.name)).toEqual([])
+      // cost: on each request span, logged with each usage, the retry logged as request/retry
+      expect(chats[1]!.attributes["effect_harness.cost.usd"]).toBeCloseTo((10 * 2 + 4 * 10) / 1e6, 12)
+      const messages = events.flatMap((e) => (e.type === "assistant/message" ? [e.data] : []))
+      expect(messages).toHaveLength(2)
+      for (const m of messages) expect(m.cost).toBeCloseTo(((m.usage?.inputTokens ?? 0) * 2 + (m.usage?.outputTokens ?? 0) * 10) / 1e6, 12)
+      expect(events.filter((e) => e.type === "request/retry").map((e) => e.data)).toEqual([
+        { turn: 1, step: 1, attempt: 1, delayMs: 1, code: "RATE_LIMIT" }
+      ])
       // no content unless opted in
       for (const span of spans) {
         for (const key of ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]) {

@@ -8,6 +8,7 @@
  * - `replay [--json]`: re-derives every assistant message from its logged chunks with the loop's
  *   own recording rule (`Loop/Recording`) and reports every broken clause with the events
  *   involved (exit 5 when there is any).
+ * - `stats [--json]`: tokens, cost, time in model vs tools vs harness, slowest tools (`SessionStats`).
  * - `verify [--json]`: `replay` plus the structural invariants a reader can check from the file
  *   alone (`LogStructure`): contiguous seqs, balanced turns and steps, every tool call answered
  *   once with its id, provenance. Exit 5 when a rule is broken; a log ending inside a turn is
@@ -37,6 +38,7 @@ import { ExitCode } from "../ExitCode.js"
 import * as LogStructure from "../LogStructure.js"
 import * as ReplayCheck from "../ReplayCheck.js"
 import * as Transcript from "../Transcript.js"
+import * as SessionStats from "./SessionStats.js"
 
 const store = CommonOptions.options.store
 
@@ -103,6 +105,8 @@ const show = Command.make("show", { store, id }, ({ id, store }) =>
       yield* out(`forked from ${loaded.header.parentSession} at event ${(loaded.header.seedLength ?? 1) - 1}`)
     }
     yield* out(transcript(loaded.events))
+    const total = SessionStats.totalLine(loaded.events)
+    if (total !== undefined) yield* out(total)
   })).pipe(Effect.provide(persistenceLayer(store)))).pipe(Command.withDescription("print a session's transcript"))
 
 const json = Options.boolean("json").pipe(Options.withDescription("print the report as one JSON line"))
@@ -233,5 +237,5 @@ const fork = Command.make(
  */
 export const command = Command.make("sessions").pipe(
   Command.withDescription("inspect and manage stored sessions"),
-  Command.withSubcommands([list, show, fork, replay, verify])
+  Command.withSubcommands([list, show, fork, replay, verify, SessionStats.make((id, kind) => Effect.provide(snapshot(id), persistenceLayer(kind)))])
 )

@@ -42,6 +42,7 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import type { Json } from "../../Llm/Json.js"
+import * as GenAi from "../../Llm/GenAi.js"
 import type { MessageSource } from "../../Llm/Message.js"
 import type { HookContext } from "../../Loop/HookContext.js"
 import * as Hooks from "../../Loop/Hooks.js"
@@ -316,7 +317,21 @@ export const install = (
               stdin: stdinFor(h.entry.dialect),
               timeoutMs: (h.entry.timeout ?? (f.event === "UserPromptSubmit" ? 30 : 600)) * 1000,
               ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs })
-            }),
+            }).pipe(
+              // one span per command run (never its command line: it may hold a token)
+              Effect.tap((raw) =>
+                raw.exitCode === null ? Effect.void : Effect.annotateCurrentSpan(GenAi.Attr.hookExitCode, raw.exitCode)
+              ),
+              Effect.withSpan(GenAi.SpanName.hookCommand(f.event), {
+                kind: "internal",
+                attributes: {
+                  [GenAi.Attr.hookEvent]: f.event,
+                  [GenAi.Attr.hookHandler]: h.entry.id,
+                  ...(agent === undefined ? {} : { [GenAi.Attr.conversationId]: agent.session.id }),
+                  ...(f.turn === undefined ? {} : { [GenAi.Attr.turn]: f.turn })
+                }
+              })
+            ),
           { concurrency: "unbounded" }
         )
         const outcomes = chosen.map((h, i) => HookOutcome.interpret(f.event, raws[i]!, h.entry.onFailure, h.entry.id))

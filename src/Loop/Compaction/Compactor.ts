@@ -37,6 +37,8 @@ import * as Projection from "../../Session/Projection.js"
 import type { AppendInput, CompactTrigger, EpochHeader, SessionEvent } from "../../Session/SessionEvent.js"
 import * as Hooks from "../Hooks.js"
 import type { Runtime } from "../internal/Runtime.js"
+import * as Spans from "../internal/Spans.js"
+import * as Usage from "../internal/Usage.js"
 import * as StepSignal from "../StepSignal.js"
 import * as Estimate from "./Estimate.js"
 import * as Options from "./Options.js"
@@ -286,6 +288,9 @@ const openingPrompts = (events: ReadonlyArray<SessionEvent>, turnStartSeq: numbe
  * @category compaction
  */
 export const run = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Outcome, unknown> =>
+  Spans.compaction(rt.session.id, input, runCompaction(rt, c, input))
+
+const runCompaction = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Outcome, unknown> =>
   Effect.gen(function*() {
     const session = rt.session
     const agent = rt.agent
@@ -447,6 +452,7 @@ export const run = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Out
         summary: bad === undefined ? summaryText : "",
         rawOutput: raw,
         ...(a.usage === undefined ? {} : { usage: a.usage }),
+        ...Usage.field(c.catalog, summaryRoute, a.usage),
         droppedCitations: checked.dropped
       }
     }

@@ -19,6 +19,7 @@ import * as Ref from "effect/Ref"
 import type * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as Llm from "../../Llm/Llm.js"
 import type { Message } from "../../Llm/Message.js"
+import type * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type { Session } from "../../Session/Session.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import type * as BatchContexts from "../BatchContexts.js"
@@ -140,6 +141,8 @@ export interface Runtime {
   readonly tracked: FiberSet.FiberSet<void, never>
   /** the compaction controller, when compaction is enabled (K-3) */
   readonly compaction: Compactor.Controller | undefined
+  /** the model catalog: prices for the cost logged with each request's usage (issue 19) */
+  readonly catalog: ModelCatalog.Service
 }
 
 /**

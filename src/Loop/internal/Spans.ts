@@ -11,11 +11,14 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as BlockAssembler from "../../Llm/BlockAssembler.js"
 import * as GenAi from "../../Llm/GenAi.js"
+import type * as Message from "../../Llm/Message.js"
 import type { GenerateOptions } from "../../Llm/Message.js"
+import * as Retry from "../../Llm/Retry.js"
 import type * as Tool from "../Tool.js"
 
 /**
- * Wraps one turn in an `invoke_agent` span.
+ * Wraps one turn in an `invoke_agent` span. Every span opened inside the turn (requests, tools, retries, hooks,
+ * compaction, flushes) carries the session id and the turn number too.
  *
  * @since 0.2.0
  * @category spans
@@ -25,16 +28,20 @@ export const turn = <A, E, R>(
   turnNumber: number,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  Effect.withSpan(effect, `invoke_agent ${GenAi.agentName}`, {
-    kind: "internal",
-    attributes: {
-      [GenAi.Attr.operationName]: "invoke_agent",
-      [GenAi.Attr.agentName]: GenAi.agentName,
-      [GenAi.Attr.agentId]: sessionId,
-      [GenAi.Attr.conversationId]: sessionId,
-      [GenAi.Attr.turn]: turnNumber
+  Effect.withSpan(
+    Effect.annotateSpans(effect, { [GenAi.Attr.conversationId]: sessionId, [GenAi.Attr.turn]: turnNumber }),
+    `invoke_agent ${GenAi.agentName}`,
+    {
+      kind: "internal",
+      attributes: {
+        [GenAi.Attr.operationName]: "invoke_agent",
+        [GenAi.Attr.agentName]: GenAi.agentName,
+        [GenAi.Attr.agentId]: sessionId,
+        [GenAi.Attr.conversationId]: sessionId,
+        [GenAi.Attr.turn]: turnNumber
+      }
     }
-  })
+  )
 
 /**
  * Records how a turn ended on the current (`invoke_agent`) span.
@@ -53,9 +60,23 @@ export const turnEnded = (reason: { readonly kind: string; readonly code?: strin
 type Consumed<E> = Option.Option<Either.Either<BlockAssembler.Assembled, E>>
 
 /**
+ * What a request's span also needs from the loop: the price of a usage record, and where a retry is recorded.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ChatOptions {
+  /** the cost in USD of the response's usage (`undefined`: unpriced) */
+  readonly cost?: (usage: Message.TokenUsage) => number | undefined
+  /** called once per retry of the request, after the retry notices already in context */
+  readonly onRetry?: (notice: Retry.RetryNotice) => Effect.Effect<void>
+}
+
+/**
  * Wraps one model request (the stream consumed into the assembler) in a `chat {model}` span, then records the
- * response attributes and the `gen_ai.client.*` metrics. `firstChunkAt` reads when the first chunk arrived
- * (`performance.now()` time), which the loop notes once per request.
+ * response attributes, its cost and retries, and the `gen_ai.client.*` metrics. `firstChunkAt` reads when the first
+ * chunk arrived (`performance.now()` time), which the loop notes once per request. Spans opened inside (retries)
+ * carry the step number.
  *
  * @since 0.2.0
  * @category spans
@@ -64,7 +85,8 @@ export const chat = <E extends { readonly code?: string }, R>(
   request: GenerateOptions,
   position: { readonly turn: number; readonly step: number },
   firstChunkAt: () => number | undefined,
-  effect: Effect.Effect<Consumed<E>, never, R>
+  effect: Effect.Effect<Consumed<E>, never, R>,
+  options: ChatOptions = {}
 ): Effect.Effect<Consumed<E>, never, R> => {
   const base = {
     [GenAi.Attr.operationName]: "chat",
@@ -73,13 +95,21 @@ export const chat = <E extends { readonly code?: string }, R>(
   }
   return Effect.gen(function*() {
     const capture = yield* GenAi.CaptureContent
+    const outer = yield* Retry.Notices
+    let retries = 0
+    const notices = (notice: Retry.RetryNotice) =>
+      Effect.zipRight(
+        Effect.zipRight(Effect.sync(() => retries++), outer(notice)),
+        options.onRetry === undefined ? Effect.void : options.onRetry(notice)
+      )
     const started = performance.now()
-    const consumed = yield* effect
+    const consumed = yield* Effect.provideService(effect, Retry.Notices, notices)
     const seconds = (performance.now() - started) / 1000
     const first = firstChunkAt()
     const attributes: Record<string, unknown> = {}
     if (capture) attributes[GenAi.Attr.inputMessages] = JSON.stringify(request.messages)
     if (first !== undefined) attributes[GenAi.Attr.timeToFirstChunk] = (first - started) / 1000
+    if (retries > 0) attributes[GenAi.Attr.retries] = retries
     let errorType: string | undefined
     if (Option.isNone(consumed)) {
       errorType = "cancelled"
@@ -87,12 +117,14 @@ export const chat = <E extends { readonly code?: string }, R>(
       errorType = consumed.value.left.code ?? "error"
     } else {
       const response = consumed.value.right
-      Object.assign(attributes, GenAi.usageAttributes(response.usage))
-      attributes[GenAi.Attr.responseModel] = request.model
+      Object.assign(attributes, GenAi.usageAttributes(response.usage), GenAi.responseIdentity(response.replayState))
+      if (attributes[GenAi.Attr.responseModel] === undefined) attributes[GenAi.Attr.responseModel] = request.model
       attributes[GenAi.Attr.responseFinishReasons] = [GenAi.finishReasonName(response.finish)]
       if (response.finish.kind === "error") errorType = response.finish.code ?? "error"
       if (capture) attributes[GenAi.Attr.outputMessages] = JSON.stringify([{ role: "assistant", content: response.blocks }])
       if (response.usage !== undefined) {
+        const cost = options.cost?.(response.usage)
+        if (cost !== undefined) attributes[GenAi.Attr.costUsd] = cost
         const usage = GenAi.usageAttributes(response.usage)
         yield* Metric.update(
           GenAi.tokenUsage.pipe(Metric.tagged("gen_ai.token.type", "input"), tagRequest(request)),
@@ -110,9 +142,15 @@ export const chat = <E extends { readonly code?: string }, R>(
     if (first !== undefined) yield* Metric.update(GenAi.timeToFirstChunk.pipe(tagRequest(request)), (first - started) / 1000)
     return consumed
   }).pipe(
+    Effect.annotateSpans(GenAi.Attr.step, position.step),
     Effect.withSpan(`chat ${request.model}`, {
       kind: "client",
-      attributes: { ...base, [GenAi.Attr.conversationId]: request.sessionId ?? "", [GenAi.Attr.turn]: position.turn, [GenAi.Attr.step]: position.step }
+      attributes: {
+        ...base,
+        [GenAi.Attr.conversationId]: request.sessionId ?? "",
+        [GenAi.Attr.turn]: position.turn,
+        [GenAi.Attr.step]: position.step
+      }
     })
   )
 }
@@ -165,3 +203,39 @@ export const tool = <S extends WithResult, R>(
       }
     })
   )
+
+/** A compaction's outcome as its span reports it. */
+type CompactionOutcome =
+  | { readonly _tag: "Vetoed" | "Aborted" }
+  | { readonly _tag: "Done" | "Failed"; readonly pressureBefore: number; readonly pressureAfter: number; readonly code?: string }
+
+/**
+ * Wraps one compaction in an `effect_harness.compaction` span: its trigger, outcome and pressure before/after. Inside
+ * a turn it is a child of the turn's `invoke_agent` span; a manual compaction while idle runs as its own turn
+ * without one (it invokes no agent), so its span is a root naming the session and turn.
+ *
+ * @since 0.2.0
+ * @category spans
+ */
+export const compaction = <O extends CompactionOutcome, E, R>(
+  sessionId: string,
+  input: { readonly turn: number; readonly trigger: string },
+  effect: Effect.Effect<O, E, R>
+): Effect.Effect<O, E, R> =>
+  Effect.tap(effect, (outcome) =>
+    Effect.annotateCurrentSpan({
+      [GenAi.Attr.compactionOutcome]: outcome._tag.toLowerCase(),
+      ...("pressureBefore" in outcome
+        ? { [GenAi.Attr.pressureBefore]: outcome.pressureBefore, [GenAi.Attr.pressureAfter]: outcome.pressureAfter }
+        : {}),
+      ...("code" in outcome && outcome.code !== undefined ? { [GenAi.Attr.errorType]: outcome.code } : {})
+    })).pipe(
+      Effect.withSpan(GenAi.SpanName.compaction, {
+        kind: "internal",
+        attributes: {
+          [GenAi.Attr.conversationId]: sessionId,
+          [GenAi.Attr.turn]: input.turn,
+          [GenAi.Attr.compactionTrigger]: input.trigger
+        }
+      })
+    )

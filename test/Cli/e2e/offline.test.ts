@@ -45,6 +45,7 @@ const ResultLine = Schema.Struct({
   }),
   duration_ms: Count,
   num_steps: Count,
+  cost: Schema.NullOr(Schema.Number),
   turn_end_reason: Schema.NullOr(Schema.Struct({ kind: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
   error: Schema.optional(Schema.String)
 })
@@ -140,6 +141,8 @@ describe("harness CLI end to end on the offline default", () => {
           session_id: log.header.id,
           subtype: "success",
           num_steps: steps,
+          // the offline demo has no prices (issue 19)
+          cost: null,
           turn_end_reason: { kind: "completed" }
         })
         expect(final.result).toContain(DEMO_CLOSING)
