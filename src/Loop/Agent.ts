@@ -67,6 +67,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Tracer from "effect/Tracer"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
 import * as Json from "../Llm/Json.js"
 import * as Llm from "../Llm/Llm.js"
@@ -74,6 +75,7 @@ import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import { type MessageSource, userSource } from "../Llm/Message.js"
 import type { SessionError } from "../Session/SessionError.js"
 import type { SessionEvent } from "../Session/SessionEvent.js"
+import type * as SessionStore from "../Session/SessionStore.js"
 import { AgentError, type InjectOptions, type SendOptions } from "./AgentControl.js"
 import * as Compactor from "./Compaction/Compactor.js"
 import * as CompactionOptions from "./Compaction/Options.js"
@@ -123,7 +125,11 @@ export interface Agent extends Hooks.HookAgent {
  * @since 0.1.0
  * @category models
  */
-export type SessionChoice = Sessions.Choice
+export type SessionChoice =
+  | { readonly _tag: "New"; readonly id?: string; readonly cwd?: string }
+  | { readonly _tag: "Auto"; readonly id: string; readonly cwd?: string }
+  | { readonly _tag: "Resume"; readonly id: string }
+  | { readonly _tag: "Fork"; readonly from: string; readonly boundary?: number; readonly id?: string }
 
 /**
  * Agent-scoped system prompt inputs (L-31..L-34).
@@ -229,6 +235,17 @@ const inOwnScope = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Effect<A, E
         (exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)
       )))
 
+/**
+ * Runs `effect` under the parent of `span` (the `Agent.make` span), or under no span at all: the
+ * driver outlives `make`, so its turns' spans must not hang under the creation span.
+ */
+const outsideSpan = <A, E, R>(effect: Effect.Effect<A, E, R>, span: Option.Option<Tracer.Span>): Effect.Effect<A, E, R> => {
+  const parent = Option.flatMap(span, (s) => s.parent)
+  return Option.isSome(parent)
+    ? Effect.withParentSpan(effect, parent.value)
+    : Effect.mapInputContext(effect, (context: Context.Context<R>) => Context.omit(Tracer.ParentSpan)(context) as Context.Context<R>)
+}
+
 /** The agents whose driver the current fiber runs in (or descends from). */
 const driverFibers: FiberRef.FiberRef<ReadonlySet<string>> = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
 
@@ -308,7 +325,7 @@ const validateOptions = (options: AgentOptions<ReadonlyArray<Tool.Any>>): Effect
 export const makeFactory: Effect.Effect<
   Service,
   never,
-  Llm.Llm | Hooks.LoopHooks | SystemPrompt.SystemPrompt | ToolRuntime.ToolRuntime | Sessions.Requirements
+  Llm.Llm | Hooks.LoopHooks | SystemPrompt.SystemPrompt | ToolRuntime.ToolRuntime | SessionStore.SessionStore
 > = Effect.gen(function*() {
   const llm = yield* Llm.Llm
   const hooks = yield* Hooks.LoopHooks
@@ -317,7 +334,7 @@ export const makeFactory: Effect.Effect<
   const sessions = yield* Sessions.make
   const catalog = Option.getOrElse(yield* Effect.serviceOption(ModelCatalog.ModelCatalog), () => ModelCatalog.unsafeMake())
 
-  const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
+  const make = Effect.fn("Agent.make")(<const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
     options: AgentOptions<Tools> = {}
   ): Effect.Effect<Agent, CreateError, Scope.Scope | Tool.Requirements<Tools[number]>> =>
     inOwnScope(Effect.gen(function*() {
@@ -349,7 +366,7 @@ export const makeFactory: Effect.Effect<
         ? toolRuntime
         : { ...toolRuntime, maxParallelToolCalls: options.maxParallelToolCalls }
 
-      const send = (content: ReadonlyArray<ContentBlock>, o?: SendOptions): Effect.Effect<void, AgentError> =>
+      const send = Effect.fn("Agent.send")((content: ReadonlyArray<ContentBlock>, o?: SendOptions): Effect.Effect<void, AgentError> =>
         Effect.gen(function*() {
           const entry = yield* entryOf("send", content, o?.source)
           const ok = yield* Ref.modify(state, (s) =>
@@ -357,9 +374,9 @@ export const makeFactory: Effect.Effect<
           if (!ok) return yield* disposedError("send")
           yield* hooks.queued.run(session.id, { agent, content: entry.content, source: entry.source, steering: false })
           yield* Queue.offer(wake, undefined)
-        })
+        }))
 
-      const steer = (content: ReadonlyArray<ContentBlock>, o?: SendOptions): Effect.Effect<void, AgentError> =>
+      const steer = Effect.fn("Agent.steer")((content: ReadonlyArray<ContentBlock>, o?: SendOptions): Effect.Effect<void, AgentError> =>
         Effect.gen(function*() {
           const entry = yield* entryOf("steer", content, o?.source)
           const route = yield* Ref.modify(state, (s) => {
@@ -385,16 +402,16 @@ export const makeFactory: Effect.Effect<
                 steering: true
               })
           }
-        })
+        }))
 
-      const inject = (content: ReadonlyArray<ContentBlock>, o?: InjectOptions): Effect.Effect<void, AgentError> =>
+      const inject = Effect.fn("Agent.inject")((content: ReadonlyArray<ContentBlock>, o?: InjectOptions): Effect.Effect<void, AgentError> =>
         Effect.gen(function*() {
           const context = yield* contextOf(content, o)
           if ((yield* Ref.get(state)).disposed) return yield* disposedError("inject")
           yield* rt.run(context)
-        })
+        }))
 
-      const cancel = (reason: string = "cancelled"): Effect.Effect<void> =>
+      const cancel = Effect.fn("Agent.cancel")((reason: string = "cancelled"): Effect.Effect<void> =>
         Effect.gen(function*() {
           const target = yield* Ref.modify(state, (s): readonly [
             { readonly armed: boolean; readonly signal: StepSignal.StepSignal | undefined },
@@ -407,18 +424,9 @@ export const makeFactory: Effect.Effect<
           if (!target.armed) return
           if (target.signal !== undefined) yield* StepSignal.abort(target.signal, { _tag: "Cancelled", reason })
           yield* Queue.offer(wake, undefined)
-        })
+        }))
 
-      const whenIdle: Effect.Effect<void> = Effect.gen(function*() {
-        const waiter = yield* Deferred.make<void>()
-        const how = yield* Ref.modify(state, (s) => {
-          if (s.disposed) return ["disposed", s] as const
-          if (s.status !== "running" && s.inbox.queued.length === 0) return ["now", s] as const
-          return ["wait", { ...s, idleWaiters: [...s.idleWaiters, waiter] }] as const
-        })
-        if (how === "disposed") return yield* Deferred.await(exited)
-        if (how === "wait") yield* Deferred.await(waiter)
-      })
+      const whenIdle: Effect.Effect<void> = Runtime.awaitIdle(state, exited)
 
       let driver: Fiber.RuntimeFiber<void> | undefined
       // begin (uninterruptible, once): mark disposed, abort the step, publish, wake the driver;
@@ -522,12 +530,13 @@ export const makeFactory: Effect.Effect<
       // L-7: publish, session-start, then the driver
       yield* hooks.created.run(session.id, { agent })
       yield* hooks.sessionStart.run(session.id, { agent, source: acquired.source })
-      driver = yield* Effect.forkScoped(
-        Effect.locallyWith(Driver.run(runtime), driverFibers, (ids) => new Set([...ids, session.id]))
-      )
+      driver = yield* Effect.forkScoped(outsideSpan(
+        Effect.locallyWith(Driver.run(runtime), driverFibers, (ids) => new Set([...ids, session.id])),
+        yield* Effect.option(Effect.currentSpan)
+      ))
       yield* Effect.addFinalizer(() => dispose)
       return agent
-    }))
+    })))
 
   return { make }
 })
@@ -541,7 +550,7 @@ export const makeFactory: Effect.Effect<
 export const layer: Layer.Layer<
   AgentFactory,
   never,
-  Llm.Llm | Hooks.LoopHooks | SystemPrompt.SystemPrompt | ToolRuntime.ToolRuntime | Sessions.Requirements
+  Llm.Llm | Hooks.LoopHooks | SystemPrompt.SystemPrompt | ToolRuntime.ToolRuntime | SessionStore.SessionStore
 > = Layer.effect(AgentFactory, makeFactory)
 
 /**

@@ -402,6 +402,8 @@ export interface LifecycleInput {
 /**
  * A turn-stop listener: `Stop` is final; `Pass` or nothing abstains.
  *
+ * unknown-error: user callback. Any failure becomes an `Interception.HookFailure` of `turn-stop`.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -111,6 +111,8 @@ const makeRegistry = <L>() =>
 /**
  * A waterfall listener. `next()` continues with the current input, `next(i)` with a rewritten one.
  *
+ * unknown-error: user callback. Any failure (or defect) becomes a {@link HookFailure} naming the point.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -166,6 +168,8 @@ export const waterfall = <I, O>(name: string): Effect.Effect<Waterfall<I, O>> =>
 
 /**
  * A serial-checkpoint listener.
+ *
+ * unknown-error: user callback. Any failure (or defect) becomes a {@link HookFailure} naming the point.
  *
  * @since 0.1.0
  * @category models

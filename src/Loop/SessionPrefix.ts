@@ -71,7 +71,7 @@ const seed: ReadonlyArray<Message> = Object.freeze([])
  * @since 0.1.0
  * @category constructors
  */
-export const compose = (
+export const compose = Effect.fn("SessionPrefix.compose")((
   hooks: Hooks.Service,
   agent: HookAgent,
   signal: StepSignal
@@ -79,4 +79,4 @@ export const compose = (
   Effect.flatMap(
     hooks.sessionPrefix.run(agent.id, { agent, prefix: seed, signal }, (input) => Effect.succeed(input.prefix)),
     (prefix) => freeze(prefix)
-  )
+  ))

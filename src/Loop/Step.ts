@@ -50,15 +50,20 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as BlockAssembler from "../Llm/BlockAssembler.js"
 import * as Json from "../Llm/Json.js"
+import type { JsonError } from "../Llm/Json.js"
 import * as Llm from "../Llm/Llm.js"
+import type { MiddlewareError } from "../Llm/Llm.js"
+import type { AssemblyError } from "../Llm/LlmError.js"
 import type { GenerateOptions, LlmCallConfig, Message } from "../Llm/Message.js"
 import * as RequestHeader from "../Session/RequestHeader.js"
+import type { SessionError } from "../Session/SessionError.js"
 import type { TurnEndReason } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
 import * as CompactionEstimate from "./Compaction/Estimate.js"
 import * as CompactionTrigger from "./Compaction/Trigger.js"
 import * as Hooks from "./Hooks.js"
 import * as Inbox from "./Inbox.js"
+import type { HookFailure } from "./Interception.js"
 import * as Recording from "./Recording.js"
 import type { Runtime, TurnContext } from "./internal/Runtime.js"
 import { abortReason, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
@@ -66,9 +71,24 @@ import * as Fairness from "./internal/Fairness.js"
 import * as Spans from "./internal/Spans.js"
 import * as Usage from "./internal/Usage.js"
 import * as SessionPrefix from "./SessionPrefix.js"
+import type { SessionPrefixError } from "./SessionPrefix.js"
 import * as StepSignal from "./StepSignal.js"
+import type { SystemPromptError } from "./SystemPrompt.js"
+import type { ToolSchedulerError } from "./ToolScheduler.js"
 
 type Outcome = { readonly _tag: "Next" } | { readonly _tag: "End"; readonly reason: TurnEndReason }
+
+/** What one step can fail with (every failure becomes a {@link TurnFailure} in {@link runSteps}). */
+type StepError =
+  | SessionError
+  | HookFailure
+  | TurnFailure
+  | JsonError
+  | AssemblyError
+  | MiddlewareError
+  | SystemPromptError
+  | SessionPrefixError
+  | ToolSchedulerError
 
 const next: Outcome = { _tag: "Next" }
 const end = (reason: TurnEndReason): Outcome => ({ _tag: "End", reason })
@@ -89,7 +109,7 @@ export const deepFreeze = <A>(value: A): A => {
 }
 
 /** Drains the steering FIFO into `steering/message` events; `true` when any was logged. */
-const drainSteering = (rt: Runtime, turn: number): Effect.Effect<boolean, unknown> =>
+const drainSteering = (rt: Runtime, turn: number): Effect.Effect<boolean, SessionError> =>
   Effect.flatMap(
     Ref.modify(rt.state, (s) => {
       const [entries, inbox] = Inbox.drainSteering(s.inbox)
@@ -143,7 +163,7 @@ const recover = (
   ctx: TurnContext,
   signal: StepSignal.StepSignal,
   failure: Hooks.RequestFailure
-): Effect.Effect<Outcome, unknown> =>
+): Effect.Effect<Outcome, SessionError | CompactionTrigger.TriggerError> =>
   Effect.gen(function*() {
     const step = ctx.step
     yield* closeStep(rt, ctx)
@@ -189,6 +209,12 @@ const recover = (
   })
 
 const missingRoute = (config: LlmCallConfig): string | undefined => {
+  const undeclared = RequestHeader.undeclaredConfigFields(config)
+  if (undeclared.length > 0) {
+    return `the "request" point returned ${undeclared.map((k) => JSON.stringify(k)).join(", ")}: a request config has only ${
+      RequestHeader.configFields.join(", ")
+    }`
+  }
   const missing = [
     ...(typeof config.provider === "string" && config.provider !== "" ? [] : ["provider"]),
     ...(typeof config.model === "string" && config.model !== "" ? [] : ["model"])
@@ -200,7 +226,7 @@ const missingRoute = (config: LlmCallConfig): string | undefined => {
     } from the "request" point`
 }
 
-const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown> =>
+const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepError> =>
   Effect.gen(function*() {
     ctx.step += 1
     const step = ctx.step
@@ -399,7 +425,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, unknown>
     return yield* continuation(rt, ctx, calls.length > 0 || steered)
   })
 
-const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect.Effect<Outcome, unknown> =>
+const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect.Effect<Outcome, JsonError | HookFailure> =>
   Effect.gen(function*() {
     const agent = rt.agent
     const fallback = continues ? Hooks.ContinuationDecision.Continue({}) : Hooks.ContinuationDecision.Stop()

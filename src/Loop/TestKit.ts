@@ -25,20 +25,24 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Scripted from "../Adapter/Scripted.js"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
 import * as ContentBlocks from "../Llm/ContentBlock.js"
+import * as Json from "../Llm/Json.js"
 import * as Llm from "../Llm/Llm.js"
 import type { GenerateOptions, Message } from "../Llm/Message.js"
 import type { RegistryError } from "../Llm/LlmError.js"
+import * as Reconstruct from "../Session/Reconstruct.js"
+import type { Session } from "../Session/Session.js"
 import type { SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
 import type * as SessionPersistence from "../Session/SessionPersistence.js"
 import * as SessionStore from "../Session/SessionStore.js"
 import * as Agent from "./Agent.js"
 import type { AgentError } from "./AgentControl.js"
 import * as Hooks from "./Hooks.js"
-import * as Sessions from "./internal/Sessions.js"
 import * as SystemPrompt from "./SystemPrompt.js"
 import type * as Tool from "./Tool.js"
 import type * as ToolRegistry from "./ToolRegistry.js"
@@ -50,7 +54,7 @@ import * as ToolRuntime from "./ToolRuntime.js"
  * @since 0.1.0
  * @category models
  */
-export interface Options<Tools extends ReadonlyArray<Tool.Any>> {
+export interface Options<Tools extends ReadonlyArray<Tool.Any>, PE = never, PR = never> {
   /** one scripted response per model call */
   readonly script: Scripted.Script
   /** global tools (agents may add their own) */
@@ -61,8 +65,8 @@ export interface Options<Tools extends ReadonlyArray<Tool.Any>> {
   readonly identity?: boolean
   /** the scripted adapter's route (default `"scripted"`) */
   readonly provider?: string
-  /** the persistence backend under the session store (default: in memory) */
-  readonly persistence?: Layer.Layer<SessionPersistence.SessionPersistence>
+  /** the persistence backend under the session store (default: in memory), e.g. `Jsonl.layer({ dir })` */
+  readonly persistence?: Layer.Layer<SessionPersistence.SessionPersistence, PE, PR>
 }
 
 /**
@@ -78,7 +82,7 @@ export type Services =
   | SystemPrompt.SystemPrompt
   | ToolRuntime.ToolRuntime
   | Scripted.Recorder
-  | Sessions.Provided
+  | SessionStore.SessionStore
 
 /**
  * The test layer.
@@ -86,12 +90,12 @@ export type Services =
  * @since 0.1.0
  * @category layers
  */
-export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
-  options: Options<Tools>
+export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly [], PE = never, PR = never>(
+  options: Options<Tools, PE, PR>
 ): Layer.Layer<
   Services,
-  RegistryError | ToolRuntime.ToolConfigError | ToolRegistry.DuplicateToolError,
-  Tool.Requirements<Tools[number]>
+  RegistryError | ToolRuntime.ToolConfigError | ToolRegistry.DuplicateToolError | PE,
+  Tool.Requirements<Tools[number]> | PR
 > => {
   const base = Layer.mergeAll(
     Llm.layer,
@@ -102,7 +106,7 @@ export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
       ...(options.maxParallelToolCalls === undefined ? {} : { maxParallelToolCalls: options.maxParallelToolCalls })
     }),
     options.persistence === undefined
-      ? Sessions.layerMemory
+      ? SessionStore.layerMemory
       : SessionStore.layer.pipe(Layer.provide(options.persistence))
   )
   const scripted = Scripted.layerLlm(options.script, options.provider === undefined ? {} : { provider: options.provider })
@@ -131,6 +135,106 @@ export interface TestAgent {
   readonly texts: Effect.Effect<ReadonlyArray<string>>
   /** every request the scripted adapter received */
   readonly requests: Effect.Effect<ReadonlyArray<GenerateOptions>>
+  /** the first event of this agent's log matching `predicate`, waiting for it when not logged yet */
+  readonly waitFor: WaitFor
+  /**
+   * Fails with {@link ReconstructionMismatch} unless every request this agent sent equals, in
+   * order, a request rebuilt from its log alone (what the model saw is what the log says).
+   */
+  readonly checkRequests: Effect.Effect<void, ReconstructionMismatch>
+}
+
+/**
+ * Waits for the first event matching a predicate (a refinement narrows the result).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WaitFor {
+  <E extends SessionEvent>(predicate: (event: SessionEvent) => event is E): Effect.Effect<E>
+  (predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent>
+}
+
+/**
+ * The first event of `session` matching `predicate`: an already logged one, else the next one
+ * committed (the subscription is taken before the log is read, so none is missed).
+ *
+ * @since 0.1.0
+ * @category testing
+ */
+export function waitForEvent<E extends SessionEvent>(
+  session: Session,
+  predicate: (event: SessionEvent) => event is E
+): Effect.Effect<E>
+export function waitForEvent(session: Session, predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent>
+export function waitForEvent(session: Session, predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent> {
+  return waitForEventTraced(session, predicate)
+}
+
+const waitForEventTraced = Effect.fn("TestKit.waitForEvent")(function*(
+  session: Session,
+  predicate: (event: SessionEvent) => boolean
+) {
+  return yield* Effect.scoped(Effect.gen(function*() {
+    const changes = yield* session.subscribe
+    const logged = yield* session.events
+    const found = logged.find(predicate)
+    if (found !== undefined) return found
+    for (;;) {
+      const event = yield* Queue.take(changes)
+      if (event.seq >= logged.length && predicate(event)) return event
+    }
+  }))
+})
+
+/**
+ * A request the model received that no request rebuilt from the log equals.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ReconstructionMismatch extends Schema.TaggedError<ReconstructionMismatch>()("ReconstructionMismatch", {
+  message: Schema.String,
+  /** the request, canonical JSON (without `sessionId`) */
+  request: Schema.String,
+  /** every request rebuilt from the log, canonical JSON */
+  rebuilt: Schema.Array(Schema.String)
+}) {}
+
+const canonicalRequest = (request: GenerateOptions): string => {
+  const { sessionId: _routing, ...rest } = request
+  return Json.canonical(rest as unknown as Json.Json)
+}
+
+/**
+ * Checks that `requests` (those of `sessionId`; the rest are ignored) equal, in order, requests
+ * rebuilt from `events` alone by `Reconstruct.reconstruct` (a retried attempt may equal the same
+ * step's request again). `undefined` when they do.
+ *
+ * @since 0.1.0
+ * @category testing
+ */
+export const reconstructionMismatch = (
+  sessionId: string,
+  events: ReadonlyArray<SessionEvent>,
+  requests: ReadonlyArray<GenerateOptions>
+): ReconstructionMismatch | undefined => {
+  const rebuilt = Reconstruct.reconstruct(events).flatMap((s) => (s.request === undefined ? [] : [canonicalRequest(s.request)]))
+  let at = 0
+  for (const request of requests) {
+    if (request.sessionId !== sessionId) continue
+    const wanted = canonicalRequest(request)
+    const k = rebuilt.indexOf(wanted, at)
+    if (k < 0) {
+      return new ReconstructionMismatch({
+        message: `a request of session ${sessionId} is not what its log rebuilds`,
+        request: wanted,
+        rebuilt
+      })
+    }
+    at = k
+  }
+  return undefined
 }
 
 /**
@@ -150,6 +254,11 @@ export const agent = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
     const recorder = yield* Scripted.Recorder
     const a = yield* Agent.make({ provider: "scripted", model: "test", ...options })
     const events = a.session.events
+    function waitFor<E extends SessionEvent>(predicate: (event: SessionEvent) => event is E): Effect.Effect<E>
+    function waitFor(predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent>
+    function waitFor(predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent> {
+      return waitForEvent(a.session, predicate)
+    }
     return {
       agent: a,
       prompt: (content) =>
@@ -163,6 +272,11 @@ export const agent = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
       history: a.session.deriveMessages,
       texts: Effect.map(events, (es) =>
         es.flatMap((e) => (e.type === "assistant/message" ? [ContentBlocks.flattenText(e.data.content)] : []))),
-      requests: recorder.requests
+      requests: recorder.requests,
+      waitFor,
+      checkRequests: Effect.flatMap(Effect.zip(events, recorder.requests), ([es, requests]) => {
+        const mismatch = reconstructionMismatch(a.id, es, requests)
+        return mismatch === undefined ? Effect.void : Effect.fail(mismatch)
+      })
     }
   })

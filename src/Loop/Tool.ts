@@ -153,7 +153,10 @@ export interface Tool<out R = never> {
   readonly description: string
   /** the model-facing JSON Schema (frozen) */
   readonly parameters: Json.JsonObject
-  /** validates (per the tool's kind) then runs the body; a validation failure is a {@link ToolArgsError} */
+  /**
+   * validates (per the tool's kind) then runs the body; a validation failure is a {@link ToolArgsError}.
+   * unknown-error: user callback. The pipeline turns any failure into an error tool result.
+   */
   readonly execute: (args: unknown, context: ToolRunContext) => Effect.Effect<ToolOutput, unknown, R>
   /** per-call deadline (T-15) */
   readonly timeoutMs?: number

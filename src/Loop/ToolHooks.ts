@@ -81,6 +81,8 @@ export type Denial = Data.TaggedEnum.Value<PreExecuteDecision, "Deny">
 /**
  * A guard: returns a {@link Denial} to deny, anything else to pass.
  *
+ * unknown-error: user callback. Any failure becomes an `Interception.HookFailure` of the guard point.
+ *
  * @since 0.1.0
  * @category models
  */

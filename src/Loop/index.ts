@@ -1,7 +1,8 @@
 /**
- * The agent loop: the agent handle and its factory, the driver, turns and steps, the interception
- * points, the system prompt and session prefix, tools (definition, registry, pipeline, scheduler)
- * and a test kit for users.
+ * The agent loop: the agent handle and its factory, the interception points, the system prompt and
+ * session prefix, tools (definition, registry, pipeline, scheduler) and a test kit for users. The
+ * driver, turns, steps and compaction runner are the agent's machinery over its internal runtime:
+ * reachable by path inside the package, not part of the public surface.
  *
  * @since 0.1.0
  */
@@ -10,13 +11,11 @@ export * as AgentControl from "./AgentControl.js"
 export * as Approval from "./Approval.js"
 export * as BatchContexts from "./BatchContexts.js"
 export * as Compaction from "./Compaction/index.js"
-export * as Driver from "./Driver.js"
 export * as HookContext from "./HookContext.js"
 export * as Hooks from "./Hooks.js"
 export * as Inbox from "./Inbox.js"
 export * as Interception from "./Interception.js"
 export * as SessionPrefix from "./SessionPrefix.js"
-export * as Step from "./Step.js"
 export * as StepSignal from "./StepSignal.js"
 export * as SystemPrompt from "./SystemPrompt.js"
 export * as TestKit from "./TestKit.js"
@@ -26,4 +25,3 @@ export * as ToolPipeline from "./ToolPipeline.js"
 export * as ToolRegistry from "./ToolRegistry.js"
 export * as ToolRuntime from "./ToolRuntime.js"
 export * as ToolScheduler from "./ToolScheduler.js"
-export * as Turn from "./Turn.js"

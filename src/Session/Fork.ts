@@ -134,10 +134,10 @@ export const planFrom = (
  * @since 0.1.0
  * @category fork
  */
-export const fork = (
+export const fork = Effect.fn("Fork.fork")((
   registry: Registry,
   source: Session.Session | string,
   boundary?: unknown,
   childId?: string
 ): Effect.Effect<Session.Session, SessionError> =>
-  Effect.flatMap(plan(registry, source, boundary, childId), (p) => Session.make({ header: p.header, seed: p.seed }))
+  Effect.flatMap(plan(registry, source, boundary, childId), (p) => Session.make({ header: p.header, seed: p.seed })))

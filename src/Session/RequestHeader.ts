@@ -43,6 +43,24 @@ export const canonicalize = (header: EpochHeader): EpochHeader => {
   return Object.isFrozen(header) ? Object.freeze(out) : out
 }
 
+/**
+ * The call-config fields a request declares (and a logged header keeps).
+ *
+ * @since 0.1.0
+ * @category canonical
+ */
+export const configFields: ReadonlyArray<keyof Message.LlmCallConfig> = ["provider", "model", "temperature", "maxTokens", "stop"]
+
+/**
+ * The keys of `config` outside {@link configFields}: such a field would be sent to the adapter but
+ * never logged, compared for a header change nor rebuilt by reconstruction, so the loop rejects it.
+ *
+ * @since 0.1.0
+ * @category canonical
+ */
+export const undeclaredConfigFields = (config: object): ReadonlyArray<string> =>
+  Object.keys(config).filter((key) => !(configFields as ReadonlyArray<string>).includes(key))
+
 const jsonList = (xs: ReadonlyArray<unknown> | undefined): string =>
   xs === undefined ? "[]" : Json.canonical(xs as Json.Json)
 

@@ -79,6 +79,8 @@ export interface SurfaceView {
 /**
  * An observer, run inline after each commit in seq order.
  *
+ * unknown-error: user callback. A failure is contained (logged), never propagated to the appender.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -228,7 +228,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
         Effect.onError(Scope.extend(body, child), (cause) => Scope.close(child, Exit.failCause(cause)))))
 
-  const create = (options: CreateOptions = {}) =>
+  const create = Effect.fn("SessionStore.create")((options: CreateOptions = {}) =>
     Effect.gen(function*() {
       const id = options.id ?? (yield* Effect.sync(() => crypto.randomUUID()))
       if (live.has(id)) {
@@ -249,9 +249,9 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
         yield* persistence.create(header)
         return yield* register(header, (onCommit, persist) => Session.make({ header, onCommit, persist }), [])
       }))
-    })
+    }))
 
-  const open = (id: string) =>
+  const open = Effect.fn("SessionStore.open")((id: string) =>
     guarded(Effect.gen(function*() {
       yield* persistence.lock(id as SessionId)
       const loaded = yield* persistence.load(id as SessionId)
@@ -260,7 +260,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
         (onCommit, persist) => Session.make({ header: loaded.header, seed: loaded.events, onCommit, persist }),
         []
       )
-    }))
+    })))
 
   const forkFrom = (plan: Fork.Plan) =>
     guarded(Effect.gen(function*() {
@@ -273,10 +273,10 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       )
     }))
 
-  const fork = (source: Session.Session | string, boundary?: number, childId?: string) =>
-    Effect.flatMap(Fork.plan(registry, source, boundary, childId), forkFrom)
+  const fork = Effect.fn("SessionStore.fork")((source: Session.Session | string, boundary?: number, childId?: string) =>
+    Effect.flatMap(Fork.plan(registry, source, boundary, childId), forkFrom))
 
-  const forkStored = (sourceId: string, boundary?: number, childId?: string) =>
+  const forkStored = Effect.fn("SessionStore.forkStored")((sourceId: string, boundary?: number, childId?: string) =>
     Effect.gen(function*() {
       if (childId !== undefined && live.has(childId)) {
         return yield* SessionErrors.make("SESSION_ALREADY_EXISTS", `S-21: session ${childId} is already live`, {
@@ -287,7 +287,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       // what is stored: a running or crashed turn's in-memory closers are not the parent's history
       const stored = snap.events.slice(0, snap.events.length - snap.repaired.length)
       return yield* forkFrom(yield* Fork.planFrom(snap.header, stored, boundary, childId))
-    })
+    }))
 
   const entryOf = (id: string) =>
     Effect.suspend(() => {
@@ -301,10 +301,11 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
     fork,
     get: (id) => Effect.map(entryOf(id), (e) => e.session),
     list: () => Effect.sync(() => Array.from(live.values(), (e) => e.session)),
-    stored: () => persistence.list(),
+    stored: Effect.fn("SessionStore.stored")(() => persistence.list()),
     forkStored,
-    snapshot: (id) => persistence.snapshot(id as SessionId),
-    flush: (id) =>
+    snapshot: Effect.fn("SessionStore.snapshot")((id: string) => persistence.snapshot(id as SessionId)),
+    // traced by its own span (`traceFlush`), not `Effect.fn`, so the flush span keeps the turn as its parent
+    flush: (id: string) =>
       Effect.flatMap(entryOf(id), (entry) =>
         // through the session: a backlog left by a failed write is retried and then published
         traceFlush(GenAi.SpanName.flush, id, entry, Effect.zipRight(entry.session.appendAll([]), drain(id, entry, true)))),

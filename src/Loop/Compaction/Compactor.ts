@@ -34,8 +34,10 @@ import * as ContentBlocks from "../../Llm/ContentBlock.js"
 import type { GenerateOptions, Message, TokenUsage } from "../../Llm/Message.js"
 import * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import * as Projection from "../../Session/Projection.js"
+import type { SessionError } from "../../Session/SessionError.js"
 import type { AppendInput, CompactTrigger, EpochHeader, SessionEvent } from "../../Session/SessionEvent.js"
 import * as Hooks from "../Hooks.js"
+import type { HookFailure } from "../Interception.js"
 import type { Runtime } from "../internal/Runtime.js"
 import * as Spans from "../internal/Spans.js"
 import * as Usage from "../internal/Usage.js"
@@ -287,10 +289,10 @@ const openingPrompts = (events: ReadonlyArray<SessionEvent>, turnStartSeq: numbe
  * @since 0.1.0
  * @category compaction
  */
-export const run = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Outcome, unknown> =>
+export const run = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Outcome, SessionError | HookFailure> =>
   Spans.compaction(rt.session.id, input, runCompaction(rt, c, input))
 
-const runCompaction = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Outcome, unknown> =>
+const runCompaction = (rt: Runtime, c: Controller, input: Input): Effect.Effect<Outcome, SessionError | HookFailure> =>
   Effect.gen(function*() {
     const session = rt.session
     const agent = rt.agent

@@ -18,8 +18,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type { SessionError } from "../../Session/SessionError.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import type * as Hooks from "../Hooks.js"
+import type { HookFailure } from "../Interception.js"
 import type { Runtime, TurnContext } from "../internal/Runtime.js"
 import { abortReason, TurnFailure } from "../internal/Runtime.js"
 import type * as StepSignal from "../StepSignal.js"
@@ -54,6 +56,15 @@ const fixedOfHeader = (rt: Runtime) =>
     h === undefined ? 0 : Estimate.fixed(h.system, h.tools ?? [], h.messagePrefix ?? []))
 
 /**
+ * What a trigger can fail with: the log, a compaction hook, or the turn itself (`COMPACTION_STALLED`,
+ * the original overflow).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type TriggerError = SessionError | HookFailure | TurnFailure
+
+/**
  * Before a step's request: a pending manual compaction, else the threshold check. Returns the
  * turn-end reason when the turn must end (cancelled meanwhile); fails with `COMPACTION_STALLED`.
  *
@@ -65,7 +76,7 @@ export const beforeRequest = (
   ctx: TurnContext,
   signal: StepSignal.StepSignal,
   fixed: number
-): Effect.Effect<Option.Option<TurnEndReason>, unknown> =>
+): Effect.Effect<Option.Option<TurnEndReason>, TriggerError> =>
   Effect.gen(function*() {
     const c = rt.compaction
     if (c === undefined) return Option.none()
@@ -113,7 +124,7 @@ export const onOverflow = (
   failure: Hooks.RequestFailure
 ): Effect.Effect<
   { readonly _tag: "Pass" } | { readonly _tag: "Retry" } | { readonly _tag: "End"; readonly reason: TurnEndReason },
-  unknown
+  TriggerError
 > =>
   Effect.gen(function*() {
     const c = rt.compaction
@@ -166,7 +177,7 @@ export const manualTurn = (
   ctx: TurnContext,
   signal: StepSignal.StepSignal,
   instructions: ReadonlyArray<string>
-): Effect.Effect<TurnEndReason, unknown> =>
+): Effect.Effect<TurnEndReason, TriggerError> =>
   Effect.gen(function*() {
     const c = rt.compaction
     if (c === undefined) return { kind: "completed" } as const

@@ -1,10 +1,10 @@
 /**
  * Context compaction (K-1..K-15): pressure, region, cheap pass, cited summaries, the recall tool,
- * triggers and guards, and the rebuilding of summary requests from the log.
+ * and the rebuilding of summary requests from the log. The runner and its triggers work over the
+ * agent's internal runtime and are not exported here.
  *
  * @since 0.1.0
  */
-export * as Compactor from "./Compactor.js"
 export * as Estimate from "./Estimate.js"
 export * as Options from "./Options.js"
 export * as Pressure from "./Pressure.js"
@@ -12,4 +12,3 @@ export * as Recall from "./Recall.js"
 export * as Reconstruct from "./Reconstruct.js"
 export * as Region from "./Region.js"
 export * as Summary from "./Summary.js"
-export * as Trigger from "./Trigger.js"

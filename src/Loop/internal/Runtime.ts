@@ -10,7 +10,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
-import type * as Deferred from "effect/Deferred"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
@@ -21,6 +21,7 @@ import type * as Llm from "../../Llm/Llm.js"
 import type { Message } from "../../Llm/Message.js"
 import type * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type { Session } from "../../Session/Session.js"
+import type { SessionError } from "../../Session/SessionError.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import type * as BatchContexts from "../BatchContexts.js"
 import type * as Compactor from "../Compaction/Compactor.js"
@@ -130,8 +131,8 @@ export interface Runtime {
   readonly prompt: SystemPrompt.Service
   readonly llm: Llm.Llm.Service
   readonly tools: ToolRegistry.View
-  readonly runBatch: (input: BatchInput) => Effect.Effect<{ readonly aborted: boolean }, unknown>
-  readonly flush: Effect.Effect<void, unknown>
+  readonly runBatch: (input: BatchInput) => Effect.Effect<{ readonly aborted: boolean }, ToolScheduler.ToolSchedulerError>
+  readonly flush: Effect.Effect<void, SessionError>
   readonly options: ResolvedOptions
   readonly state: Ref.Ref<AgentState>
   readonly status: SubscriptionRef.SubscriptionRef<Hooks.Status>
@@ -252,6 +253,33 @@ export const abortReason = (rt: Runtime, signal: StepSignal.StepSignal | undefin
     }
     return Option.map(s.inbox.marker, (reason): TurnEndReason => ({ kind: "aborted", reason }))
   })
+
+/**
+ * Waits until the agent is idle with nothing queued (at once when it already is; until disposal
+ * ends when it is disposed). An interrupted caller is removed from the waiters at once.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const awaitIdle = (state: Ref.Ref<AgentState>, exited: Deferred.Deferred<void>): Effect.Effect<void> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const waiter = yield* Deferred.make<void>()
+      const how = yield* Ref.modify(state, (s) => {
+        if (s.disposed) return ["disposed", s] as const
+        if (s.status !== "running" && s.inbox.queued.length === 0) return ["now", s] as const
+        return ["wait", { ...s, idleWaiters: [...s.idleWaiters, waiter] }] as const
+      })
+      if (how === "disposed") return yield* restore(Deferred.await(exited))
+      if (how === "wait") {
+        yield* restore(Deferred.await(waiter)).pipe(
+          Effect.onInterrupt(() =>
+            Ref.update(state, (s) => ({ ...s, idleWaiters: s.idleWaiters.filter((w) => w !== waiter) }))
+          )
+        )
+      }
+    })
+  )
 
 /**
  * Appends one `context/message`.

@@ -7,7 +7,8 @@
  *
  * Semantics (D-1..D-8, DEC-4):
  * - `create` records intent only, in this instance; it fails `SESSION_ALREADY_EXISTS` when the id
- *   is tracked by this instance or stored (D-2). Intent lives as long as the instance.
+ *   is tracked by this instance or stored (D-2). Intent lives until the first append or until this
+ *   instance releases the id's lock, whichever comes first (a never-written id is then forgotten).
  * - The first non-empty `append` stores header and batch in one synchronous step (atomic, D-1);
  *   an empty batch is a no-op. A batch is validated and snapshotted first (D-3,
  *   `Records.validateBatch`): lossless JSON naming the event type, legacy rejection, contiguity
@@ -247,7 +248,12 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
             storage.locks.add(id)
             return Effect.void
           }),
-          () => Effect.sync(() => storage.locks.delete(id))
+          () =>
+            Effect.sync(() => {
+              storage.locks.delete(id)
+              // a created but never-written session leaves nothing behind
+              if (intents.delete(id)) tracked.delete(id)
+            })
         ))
     }
     return service
