@@ -3,7 +3,8 @@
  *
  * - {@link footer}: environment variables and exit codes, after the options.
  * - {@link colour}: ANSI colour only when stdout is a terminal and `NO_COLOR` is unset;
- *   `FORCE_COLOR` (non-empty, not `0`) forces it. {@link console} strips escape codes from what
+ *   `FORCE_COLOR` (non-empty, not `0`) forces it; between the two, the settings' `colour`
+ *   (`always` / `never`; `auto` = the terminal decides). {@link console} strips escape codes from what
  *   `@effect/cli` prints (help, usage errors) when colour is off.
  * - The built-in `--wizard` is not offered (`showBuiltIns: false` hides it, and `StrictArgs`
  *   rejects it); `--help`, `--version` stay, listed in the footer.
@@ -14,6 +15,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Span from "@effect/cli/HelpDoc/Span"
 import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Defaults from "./Defaults.js"
 import * as Output from "./Output.js"
 
 /**
@@ -22,10 +24,15 @@ import * as Output from "./Output.js"
  * @since 0.1.0
  * @category utils
  */
-export const colour = (env: NodeJS.ProcessEnv = process.env, isTTY = process.stdout.isTTY === true): boolean => {
+export const colour = (
+  env: NodeJS.ProcessEnv = process.env,
+  isTTY = process.stdout.isTTY === true,
+  setting: "auto" | "always" | "never" = "auto"
+): boolean => {
   const force = env["FORCE_COLOR"]
   if (force !== undefined && force !== "" && force !== "0") return true
   if (env["NO_COLOR"] !== undefined && env["NO_COLOR"] !== "") return false
+  if (setting !== "auto") return setting === "always"
   return isTTY
 }
 
@@ -41,6 +48,7 @@ export const plain = (text: string): string => text.replace(ansi, "")
 
 const render = (args: ReadonlyArray<unknown>, strip: boolean): string => {
   const text = args.map((a) => typeof a === "string" ? a : String(a)).join(" ")
+    .replaceAll(Defaults.helpSentence.generated, Defaults.helpSentence.replacement)
   return strip ? plain(text) : text
 }
 
@@ -76,7 +84,7 @@ export const footer: HelpDoc.HelpDoc = HelpDoc.blocks([
   HelpDoc.h1("ENVIRONMENT"),
   list([
     ["DEEPSEEK_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY", "provider keys (none: the offline demo model)"],
-    ["EFFECT_HARNESS_HOME", "where sessions are stored (default: the per-user data directory)"],
+    ["EFFECT_HARNESS_HOME", "where sessions and settings.json are stored (default: ~/.effect-harness)"],
     ["NO_COLOR, FORCE_COLOR", "turn colour off / on"]
   ]),
   HelpDoc.h1("EXIT CODES"),

@@ -26,8 +26,10 @@ import * as TelemetryConfig from "../Telemetry/Config.js"
 import { CliError } from "./CliError.js"
 import * as Chat from "./commands/Chat.js"
 import * as Mcp from "./commands/Mcp.js"
+import * as Models from "./commands/Models.js"
 import * as Run from "./commands/Run.js"
 import * as Sessions from "./commands/Sessions.js"
+import * as Defaults from "./Defaults.js"
 import { ExitCode } from "./ExitCode.js"
 import * as Help from "./Help.js"
 import * as Logger from "./Logger.js"
@@ -37,7 +39,7 @@ import * as StrictArgs from "./StrictArgs.js"
 
 const root = Command.make("harness").pipe(
   Command.withDescription("effect-harness: an Effect-native coding agent"),
-  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Mcp.command])
+  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Models.command, Mcp.command])
 )
 
 const cli = Command.run(root, { name: "harness", version: identity.version, footer: Help.footer })
@@ -69,12 +71,15 @@ Signals.installStreamGuards()
 // unknown options and bad choices are usage errors naming the flag, before anything runs
 const strict = StrictArgs.check(StrictArgs.specOf(root), process.argv.slice(2))
 
+// the settings files' defaults (provider, model, store, colour) reach the options through the
+// config provider; flags win (`Defaults`)
 const program = Either.isLeft(strict)
   ? Effect.fail(new CliError({ message: `error: ${strict.left}`, exitCode: ExitCode.Usage }))
-  : Effect.flatMap(Effect.console, (base) =>
+  : Effect.flatMap(Effect.all([Effect.console, Defaults.load(process.argv.slice(2))]), ([base, defaults]) =>
     cli(process.argv).pipe(
       Effect.provide(CliConfig.layer({ showBuiltIns: false })),
-      Effect.withConsole(Help.console(base))
+      Effect.withConsole(Help.console(base, !Help.colour(process.env, process.stdout.isTTY === true, defaults.colour))),
+      Effect.withConfigProvider(Defaults.provider(defaults))
     ))
 
 // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set (the exporter is not even loaded otherwise)

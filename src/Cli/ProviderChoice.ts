@@ -80,7 +80,13 @@ const keyVariable: Record<Exclude<ProviderName, "scripted">, string> = {
   "openai-compatible": "OPENAI_API_KEY"
 }
 
-const defaultModel: Record<Exclude<ProviderName, "scripted" | "openai-compatible">, string> = {
+/**
+ * The model each remote provider uses when no `--model` (or settings `model`) is given.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultModel: Record<Exclude<ProviderName, "scripted" | "openai-compatible">, string> = {
   deepseek: "deepseek-v4-flash",
   anthropic: "claude-sonnet-4-5",
   openai: "gpt-4.1-mini"

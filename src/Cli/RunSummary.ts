@@ -126,6 +126,8 @@ export const resultLine = (options: {
   readonly durationMs: number
   /** the one-line save failure, when the session could not be saved */
   readonly saveError?: string | undefined
+  /** the run's cost in US dollars, when the model's prices are known */
+  readonly cost?: number | undefined
 }) => {
   const { summary } = options
   return {
@@ -137,6 +139,7 @@ export const resultLine = (options: {
     duration_ms: options.durationMs,
     num_steps: summary.steps,
     turn_end_reason: summary.reason ?? null,
+    ...(options.cost === undefined ? {} : { cost_usd: options.cost }),
     ...(options.saveError === undefined ? {} : { error: options.saveError })
   }
 }
