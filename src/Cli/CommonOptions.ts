@@ -7,10 +7,12 @@
 import * as Options from "@effect/cli/Options"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import * as NodePath from "node:path"
 import type * as Agent from "../Loop/Agent.js"
+import type { SessionError } from "../Session/SessionError.js"
 import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
 import { mcpConfigOption } from "./commands/Mcp.js"
@@ -18,6 +20,8 @@ import * as Defaults from "./Defaults.js"
 import { ExitCode } from "./ExitCode.js"
 import * as Persona from "./Persona.js"
 import * as ProviderChoice from "./ProviderChoice.js"
+import * as SessionIds from "./sessions/SessionIds.js"
+import * as UserErrors from "./sessions/UserErrors.js"
 import type * as Sandbox from "./tools/internal/Sandbox.js"
 import * as PermissionRule from "./settings/PermissionRule.js"
 import type * as Settings from "./settings/Settings.js"
@@ -282,8 +286,9 @@ export const systemPromptOf = (common: Common): Agent.SystemPromptOptions => {
 export const cwdOf = (common: Common): string => NodePath.resolve(Option.getOrElse(common.cwd, () => process.cwd()))
 
 /**
- * The session the agent runs over: `--resume <id>`, `--continue` (latest stored session whose
- * header cwd is this workspace; a new one when there is none), else a new session.
+ * The session the agent runs over: `--resume <id>` (any unique prefix of a stored id, see
+ * `sessions/SessionIds`), `--continue` (latest stored session whose header cwd is this workspace;
+ * a new one when there is none), else a new session with a `harness-session-<uuid>` id.
  *
  * @since 0.1.0
  * @category utils
@@ -293,36 +298,32 @@ export const sessionChoice = (
   cwd: string
 ): Effect.Effect<Agent.SessionChoice, CliError, SessionStore.SessionStore> =>
   Effect.gen(function*() {
+    if (Option.isSome(common.resume) && common.continue) {
+      return yield* new CliError({ message: "error: use either --resume or --continue, not both", exitCode: ExitCode.Usage })
+    }
+    if (!common.continue && Option.isNone(common.resume)) return { _tag: "New", cwd, id: SessionIds.make() } as const
+    const store = yield* SessionStore.SessionStore
+    const stored = yield* store.stored().pipe(Effect.mapError(UserErrors.toCli))
     if (Option.isSome(common.resume)) {
-      if (common.continue) {
-        return yield* new CliError({ message: "use either --resume or --continue, not both", exitCode: ExitCode.Usage })
-      }
-      return { _tag: "Resume", id: common.resume.value } as const
+      const matched = SessionIds.match(common.resume.value, stored.map((s) => s.header.id))
+      if (Either.isLeft(matched)) return yield* new CliError({ message: `error: ${matched.left}`, exitCode: ExitCode.Session })
+      return { _tag: "Resume", id: matched.right } as const
     }
-    if (common.continue) {
-      const store = yield* SessionStore.SessionStore
-      const stored = yield* store.stored().pipe(
-        Effect.mapError((e) => new CliError({ message: `cannot list sessions: ${e.message}`, exitCode: ExitCode.Session }))
-      )
-      const latest = stored
-        .filter((s) => s.header.cwd === cwd)
-        .sort((a, b) => b.updatedAt - a.updatedAt)[0]
-      if (latest !== undefined) return { _tag: "Resume", id: latest.header.id } as const
-    }
-    return { _tag: "New", cwd } as const
+    const latest = stored
+      .filter((s) => s.header.cwd === cwd)
+      .sort((a, b) => b.updatedAt - a.updatedAt)[0]
+    if (latest !== undefined) return { _tag: "Resume", id: latest.header.id } as const
+    return { _tag: "New", cwd, id: SessionIds.make() } as const
   })
 
 /**
- * Turns a session error at agent creation into a CLI error.
+ * Turns a session error at agent creation into a CLI error (one line in the user's words, exit 4).
  *
  * @since 0.1.0
  * @category utils
  */
-export const sessionFailure = (error: { readonly message: string; readonly code?: string }): CliError =>
-  new CliError({
-    message: error.code === "SESSION_NOT_FOUND" ? `session not found: ${error.message}` : error.message,
-    exitCode: ExitCode.Session
-  })
+export const sessionFailure = (error: Pick<SessionError, "code" | "message" | "sessionId">): CliError =>
+  UserErrors.toCli(error)
 
 /**
  * The model facts the status line uses (K-15): the built-in catalog entry, with the window of
