@@ -1,7 +1,8 @@
 /**
  * What `--help` adds to the options `@effect/cli` lists, and how it is printed.
  *
- * - {@link footer}: environment variables and exit codes, after the options.
+ * - {@link footer}: examples, settings files, environment variables and exit codes, after the
+ *   options.
  * - {@link colour}: ANSI colour only when stdout is a terminal and `NO_COLOR` is unset;
  *   `FORCE_COLOR` (non-empty, not `0`) forces it; between the two, the settings' `colour`
  *   (`always` / `never`; `auto` = the terminal decides). {@link console} strips escape codes from what
@@ -79,6 +80,20 @@ const list = (rows: ReadonlyArray<readonly [string, string]>): HelpDoc.HelpDoc =
  * @category constants
  */
 export const footer: HelpDoc.HelpDoc = HelpDoc.blocks([
+  HelpDoc.h1("EXAMPLES"),
+  list([
+    ["harness run \"fix the failing test\"", "one turn; the answer on stdout, the session id on stderr"],
+    ["git diff | harness run -", "the prompt from stdin"],
+    ["harness run --output-format stream-json \"…\"", "JSON Lines for scripts: init, events, result (docs/cli-json.md)"],
+    ["harness run --resume 3f2a \"and now the docs\"", "continue a session (any unique id prefix)"],
+    ["harness chat -c", "the interactive terminal, continuing this directory's last session"],
+    ["harness sessions list", "stored sessions; show, fork --turn N, rename, rm"],
+    ["harness models", "the known models, context windows and prices"]
+  ]),
+  HelpDoc.h1("SETTINGS"),
+  list([
+    ["~/.effect-harness/settings.json, .effect-harness/settings.json", "defaults: \"provider\", \"model\", \"store\", \"colour\" (auto | always | never), plus permissions and hooks; flags win"]
+  ]),
   HelpDoc.h1("GENERAL OPTIONS"),
   list([["--help, -h", "show help"], ["--version", "print the version"], ["--", "ends the options: a prompt starting with - goes after it"]]),
   HelpDoc.h1("ENVIRONMENT"),

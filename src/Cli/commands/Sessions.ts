@@ -310,7 +310,6 @@ const fork = Command.make(
       const child = yield* Effect.mapError(sessions.forkStored(resolved, boundary, SessionIds.make()), sessionError)
       yield* Effect.mapError(sessions.flush(child.id), sessionError)
       yield* out(`${child.id}`)
-      yield* Effect.sync(() => process.stderr.write(`continue it with: harness run --resume ${child.id} "…"\n`))
     })).pipe(Effect.provide(Layer.merge(storeLayer(store), persistenceLayer(store))))
 ).pipe(Command.withDescription("fork a session after one of its turns into a new session (prints the new id)"))
 

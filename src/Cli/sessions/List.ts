@@ -1,7 +1,7 @@
 /**
  * `harness sessions list`: one row per stored session, most recently updated first, under a
- * header: the shortest unique id prefix (at least 8 characters; any unique prefix is accepted
- * wherever an id is), the last update in local time, turns, status, model, title (else the first
+ * header: the shortest unique prefix of a `harness-session-<uuid>` id's uuid (at least 8
+ * characters; any unique prefix is accepted wherever an id is; other ids are shown whole), the last update in local time, turns, status, model, title (else the first
  * prompt) and directory. Control characters are escaped. `--json` prints one JSON line per
  * session instead ({@link json}).
  *
@@ -106,7 +106,8 @@ export const localTime = (millis: number): string => {
 }
 
 /**
- * The shortest prefix of each id's short form that no other id shares (at least `min` characters).
+ * The shortest prefix of each `harness-session-<uuid>` id's uuid that no other id shares (at least
+ * `min` characters); any other id whole.
  *
  * @since 0.1.0
  * @category utils
@@ -116,6 +117,7 @@ export const uniquePrefixes = (ids: ReadonlyArray<string>, min = 8): ReadonlyMap
   const out = new Map<string, string>()
   ids.forEach((id, i) => {
     const s = shorts[i]!
+    if (s === id) return void out.set(id, id)
     let n = Math.min(min, s.length)
     while (n < s.length && shorts.some((o, j) => j !== i && o.startsWith(s.slice(0, n)))) n++
     out.set(id, s.slice(0, n))
