@@ -118,6 +118,8 @@ export const runOnce = (options: {
     const started = yield* Clock.currentTimeMillis
     const stops = yield* Signals.listen()
     const session = yield* CommonOptions.sessionChoice(options.common, options.cwd)
+    // after every usage and session check: the banner never precedes an unrelated error
+    yield* announce(options.choice)
     const agent = yield* Agent.make({
       provider: HarnessLayer.routeOf(options.choice),
       model: options.choice.model,
@@ -250,8 +252,6 @@ export const command = Command.make(
       const choice = yield* ProviderChoice.resolve(args)
       const prompt = args.prompt === "-" ? yield* readStdin : args.prompt
       if (prompt.trim() === "") return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
-      // after every usage check: the banner never precedes a usage error
-      yield* announce(choice)
       const interactive = process.stdin.isTTY === true && args.prompt !== "-"
       const approval = Approval.modeFor({ yes: args.yes, interactive })
       const setup: HarnessLayer.Setup = {
