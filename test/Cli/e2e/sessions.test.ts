@@ -18,7 +18,7 @@ import * as Cli from "../../support/Cli.js"
 import * as Wire from "../../support/CliWire.js"
 import * as FakeProvider from "../../support/FakeProvider.js"
 
-const TIMEOUT = 120_000
+const TIMEOUT = 180_000
 
 const ID = /^harness-session-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
