@@ -7,6 +7,7 @@
 import * as Command from "@effect/cli/Command"
 import * as Chat from "./commands/Chat.js"
 import * as Mcp from "./commands/Mcp.js"
+import * as Models from "./commands/Models.js"
 import * as Run from "./commands/Run.js"
 import * as Sessions from "./commands/Sessions.js"
 
@@ -18,5 +19,5 @@ import * as Sessions from "./commands/Sessions.js"
  */
 export const root = Command.make("harness").pipe(
   Command.withDescription("effect-harness: an Effect-native coding agent"),
-  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Mcp.command])
+  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Models.command, Mcp.command])
 )

@@ -5,17 +5,26 @@
  * @since 0.1.0
  */
 import * as Options from "@effect/cli/Options"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import * as NodePath from "node:path"
 import type * as Agent from "../Loop/Agent.js"
+import type { SessionError } from "../Session/SessionError.js"
 import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
 import { mcpConfigOption } from "./commands/Mcp.js"
+import * as Defaults from "./Defaults.js"
 import { ExitCode } from "./ExitCode.js"
+import * as Persona from "./Persona.js"
 import * as ProviderChoice from "./ProviderChoice.js"
+import * as SessionIds from "./sessions/SessionIds.js"
+import * as UserErrors from "./sessions/UserErrors.js"
 import type * as Sandbox from "./tools/internal/Sandbox.js"
+import * as PermissionRule from "./settings/PermissionRule.js"
+import type * as Settings from "./settings/Settings.js"
 import * as SettingsFile from "./settings/SettingsFile.js"
 
 /**
@@ -26,10 +35,17 @@ import * as SettingsFile from "./settings/SettingsFile.js"
  */
 export const options = {
   provider: Options.choice("provider", ProviderChoice.providers).pipe(
-    Options.withDescription("model provider (default: from the API key in the environment, else the offline demo)"),
+    Options.withDescription(
+      "model provider (default: the settings' \"provider\", else from the API key in the environment, else the offline demo)"
+    ),
+    Options.withFallbackConfig(Defaults.config(Config.literal(...ProviderChoice.providers)("provider"))),
     Options.optional
   ),
-  model: Options.text("model").pipe(Options.withDescription("model id"), Options.optional),
+  model: Options.text("model").pipe(
+    Options.withDescription("model id (default: the settings' \"model\", else the provider's default; see harness models)"),
+    Options.withFallbackConfig(Defaults.config(Config.nonEmptyString("model"))),
+    Options.optional
+  ),
   baseUrl: Options.text("base-url").pipe(
     Options.withDescription("provider base URL, overrides the default (required by openai-compatible and azure)"),
     Options.optional
@@ -45,8 +61,27 @@ export const options = {
   ),
   cwd: Options.text("cwd").pipe(Options.withDescription("workspace root (default: current directory)"), Options.optional),
   store: Options.choice("store", ["jsonl", "sqlite"] as const).pipe(
-    Options.withDescription("session storage backend"),
+    Options.withDescription("session storage backend (default: the settings' \"store\", else jsonl)"),
+    Options.withFallbackConfig(Defaults.config(Config.literal("jsonl", "sqlite")("store"))),
     Options.withDefault("jsonl" as const)
+  ),
+  systemPrompt: Options.text("system-prompt").pipe(
+    Options.withDescription("replace the built-in coding persona with this text (project instructions still apply)"),
+    Options.optional
+  ),
+  appendSystemPrompt: Options.text("append-system-prompt").pipe(
+    Options.withDescription("add this text at the end of the system prompt"),
+    Options.optional
+  ),
+  allowedTools: Options.text("allowed-tools").pipe(
+    Options.withDescription(
+      "permission rules to allow without asking, comma or space separated (e.g. \"Read,Bash(git status)\"); repeatable"
+    ),
+    Options.repeated
+  ),
+  disallowedTools: Options.text("disallowed-tools").pipe(
+    Options.withDescription("permission rules to deny (e.g. \"Bash,Edit(src/**)\"); repeatable; wins over every allow"),
+    Options.repeated
   ),
   maxSteps: Options.integer("max-steps").pipe(
     Options.withDescription("end a turn after this many model steps (a runaway tool loop stops; the next prompt continues)"),
@@ -96,6 +131,10 @@ export interface Common {
   readonly continue: boolean
   readonly cwd: Option.Option<string>
   readonly store: "jsonl" | "sqlite"
+  readonly systemPrompt?: Option.Option<string>
+  readonly appendSystemPrompt?: Option.Option<string>
+  readonly allowedTools?: ReadonlyArray<string>
+  readonly disallowedTools?: ReadonlyArray<string>
   readonly maxSteps: Option.Option<number>
   readonly contextWindow: Option.Option<number>
   readonly yes: boolean
@@ -118,11 +157,72 @@ export const settingsOf = (common: Common): {
   readonly permissionMode: SettingsFile.PermissionMode | undefined
   readonly settingsFile: string | undefined
   readonly noHooks: boolean
+  readonly cliRules: ReadonlyArray<Settings.RuleEntry>
 } => ({
   permissionMode: Option.getOrUndefined(common.permissionMode),
   settingsFile: Option.getOrUndefined(common.settings),
-  noHooks: common.noHooks
+  noHooks: common.noHooks,
+  cliRules: cliRules(common)
 })
+
+/**
+ * Splits a `--allowed-tools` / `--disallowed-tools` value into rules: on commas and whitespace
+ * outside parentheses (so `Bash(git log:*)` stays one rule).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const splitRules = (value: string): ReadonlyArray<string> => {
+  const rules: Array<string> = []
+  let depth = 0
+  let current = ""
+  for (const c of value) {
+    if (c === "(") depth++
+    else if (c === ")") depth = Math.max(0, depth - 1)
+    if (depth === 0 && (c === "," || /\s/.test(c))) {
+      if (current !== "") rules.push(current)
+      current = ""
+    } else {
+      current += c
+    }
+  }
+  if (current !== "") rules.push(current)
+  return rules
+}
+
+/**
+ * The permission rules of `--allowed-tools` (allow) and `--disallowed-tools` (deny), with origin
+ * `cli`; they join the settings files' rules in the permission engine (deny wins, as always).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const cliRules = (common: Common): ReadonlyArray<Settings.RuleEntry> => [
+  ...(common.allowedTools ?? []).flatMap(splitRules).map((text) => ({ kind: "allow" as const, text, origin: "cli" })),
+  ...(common.disallowedTools ?? []).flatMap(splitRules).map((text) => ({ kind: "deny" as const, text, origin: "cli" }))
+]
+
+/**
+ * Checks the shared flags that @effect/cli cannot: every `--allowed-tools` / `--disallowed-tools`
+ * rule parses, `--system-prompt` / `--append-system-prompt` are not blank when given.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const validate = (common: Common): Effect.Effect<void, CliError> => {
+  for (const rule of cliRules(common)) {
+    if (PermissionRule.parse(rule.text) === undefined) {
+      const flag = rule.kind === "allow" ? "--allowed-tools" : "--disallowed-tools"
+      return Effect.fail(
+        new CliError({ message: `error: ${flag}: "${rule.text}" is not a tool rule (e.g. Read, Bash(git status), Edit(src/**))`, exitCode: ExitCode.Usage })
+      )
+    }
+  }
+  if (common.appendSystemPrompt !== undefined && Option.isSome(common.appendSystemPrompt) && common.appendSystemPrompt.value.trim() === "") {
+    return Effect.fail(new CliError({ message: "error: --append-system-prompt is empty", exitCode: ExitCode.Usage }))
+  }
+  return Effect.void
+}
 
 /**
  * The bash sandbox policy of the flags (`--no-sandbox`, `--allow-network`).
@@ -137,7 +237,11 @@ export const sandboxOf = (common: Common): Sandbox.Policy => ({
 
 /**
  * The agent options the shared flags set: compaction always on (K-15; `--context-window`
- * overrides the catalog) and the per-turn step budget (`--max-steps`).
+ * overrides the catalog), the per-turn step budget (`--max-steps`) and the system prompt
+ * (`--system-prompt` replaces the persona, `--append-system-prompt` adds a last section).
+ *
+ * The user's texts reach the prompt as variable values, never as templates, so a `{{` in them is
+ * kept literally (L-33 does not re-scan substituted values).
  *
  * @since 0.1.0
  * @category utils
@@ -145,10 +249,33 @@ export const sandboxOf = (common: Common): Sandbox.Policy => ({
 export const agentLimits = (common: Common): {
   readonly compaction: { readonly contextWindow?: number }
   readonly maxSteps?: number
+  readonly systemPrompt: Agent.SystemPromptOptions
 } => ({
   compaction: Option.match(common.contextWindow, { onNone: () => ({}), onSome: (contextWindow) => ({ contextWindow }) }),
-  ...Option.match(common.maxSteps, { onNone: () => ({}), onSome: (maxSteps) => ({ maxSteps }) })
+  ...Option.match(common.maxSteps, { onNone: () => ({}), onSome: (maxSteps) => ({ maxSteps }) }),
+  systemPrompt: systemPromptOf(common)
 })
+
+/**
+ * The system prompt options of the flags (the built-in persona unless `--system-prompt`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const systemPromptOf = (common: Common): Agent.SystemPromptOptions => {
+  const replaced = Option.getOrUndefined(common.systemPrompt ?? Option.none())
+  const appended = Option.getOrUndefined(common.appendSystemPrompt ?? Option.none())
+  return {
+    persona: replaced === undefined ? Persona.persona : replaced.trim() === "" ? "" : "{{cli_system_prompt}}",
+    ...(appended === undefined ? {} : {
+      sections: [{ name: "cli-append", order: 1_000, text: "{{cli_append_system_prompt}}" }]
+    }),
+    variables: {
+      ...(replaced === undefined || replaced.trim() === "" ? {} : { cli_system_prompt: () => replaced }),
+      ...(appended === undefined ? {} : { cli_append_system_prompt: () => appended })
+    }
+  }
+}
 
 /**
  * The absolute workspace root.
@@ -159,8 +286,9 @@ export const agentLimits = (common: Common): {
 export const cwdOf = (common: Common): string => NodePath.resolve(Option.getOrElse(common.cwd, () => process.cwd()))
 
 /**
- * The session the agent runs over: `--resume <id>`, `--continue` (latest stored session whose
- * header cwd is this workspace; a new one when there is none), else a new session.
+ * The session the agent runs over: `--resume <id>` (any unique prefix of a stored id, see
+ * `sessions/SessionIds`), `--continue` (latest stored session whose header cwd is this workspace;
+ * a new one when there is none), else a new session with a `harness-session-<uuid>` id.
  *
  * @since 0.1.0
  * @category utils
@@ -170,36 +298,32 @@ export const sessionChoice = (
   cwd: string
 ): Effect.Effect<Agent.SessionChoice, CliError, SessionStore.SessionStore> =>
   Effect.gen(function*() {
+    if (Option.isSome(common.resume) && common.continue) {
+      return yield* new CliError({ message: "error: use either --resume or --continue, not both", exitCode: ExitCode.Usage })
+    }
+    if (!common.continue && Option.isNone(common.resume)) return { _tag: "New", cwd, id: SessionIds.make() } as const
+    const store = yield* SessionStore.SessionStore
+    const stored = yield* store.stored().pipe(Effect.mapError(UserErrors.toCli))
     if (Option.isSome(common.resume)) {
-      if (common.continue) {
-        return yield* new CliError({ message: "use either --resume or --continue, not both", exitCode: ExitCode.Usage })
-      }
-      return { _tag: "Resume", id: common.resume.value } as const
+      const matched = SessionIds.match(common.resume.value, stored.map((s) => s.header.id))
+      if (Either.isLeft(matched)) return yield* new CliError({ message: `error: ${matched.left}`, exitCode: ExitCode.Session })
+      return { _tag: "Resume", id: matched.right } as const
     }
-    if (common.continue) {
-      const store = yield* SessionStore.SessionStore
-      const stored = yield* store.stored().pipe(
-        Effect.mapError((e) => new CliError({ message: `cannot list sessions: ${e.message}`, exitCode: ExitCode.Session }))
-      )
-      const latest = stored
-        .filter((s) => s.header.cwd === cwd)
-        .sort((a, b) => b.updatedAt - a.updatedAt)[0]
-      if (latest !== undefined) return { _tag: "Resume", id: latest.header.id } as const
-    }
-    return { _tag: "New", cwd } as const
+    const latest = stored
+      .filter((s) => s.header.cwd === cwd)
+      .sort((a, b) => b.updatedAt - a.updatedAt)[0]
+    if (latest !== undefined) return { _tag: "Resume", id: latest.header.id } as const
+    return { _tag: "New", cwd, id: SessionIds.make() } as const
   })
 
 /**
- * Turns a session error at agent creation into a CLI error.
+ * Turns a session error at agent creation into a CLI error (one line in the user's words, exit 4).
  *
  * @since 0.1.0
  * @category utils
  */
-export const sessionFailure = (error: { readonly message: string; readonly code?: string }): CliError =>
-  new CliError({
-    message: error.code === "SESSION_NOT_FOUND" ? `session not found: ${error.message}` : error.message,
-    exitCode: ExitCode.Session
-  })
+export const sessionFailure = (error: Pick<SessionError, "code" | "message" | "sessionId">): CliError =>
+  UserErrors.toCli(error)
 
 /**
  * The model facts the status line uses (K-15): the built-in catalog entry, with the window of

@@ -70,6 +70,8 @@ export interface Setup {
   readonly settingsFile?: string | undefined
   /** `--no-hooks` */
   readonly noHooks?: boolean | undefined
+  /** `--allowed-tools` / `--disallowed-tools` rules (origin `cli`), added to the settings' rules */
+  readonly cliRules?: ReadonlyArray<Settings.RuleEntry> | undefined
 }
 
 /**
@@ -137,7 +139,10 @@ export const routeOf = (choice: ProviderChoice.Choice): string =>
 export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const at = yield* Settings.locations(setup.cwd, setup.settingsFile)
-    const settings = yield* Settings.load(at).pipe(Effect.mapError((e) => usage(`invalid settings: ${e.message}`)))
+    const loaded = yield* Settings.load(at).pipe(Effect.mapError((e) => usage(`invalid settings: ${e.message}`)))
+    const settings = setup.cliRules === undefined || setup.cliRules.length === 0
+      ? loaded
+      : { ...loaded, rules: [...loaded.rules, ...setup.cliRules] }
     for (const w of settings.warnings) yield* Effect.sync(() => process.stderr.write(`effect-harness: ${w}\n`))
     return compose(setup, settings)
   })).pipe(Layer.provideMerge(NodeContext.layer))

@@ -1,9 +1,11 @@
 /**
  * What `--help` adds to the options `@effect/cli` lists, and how it is printed.
  *
- * - {@link footer}: environment variables and exit codes, after the options.
+ * - {@link footer}: examples, settings files, environment variables and exit codes, after the
+ *   options.
  * - {@link colour}: ANSI colour only when stdout is a terminal and `NO_COLOR` is unset;
- *   `FORCE_COLOR` (non-empty, not `0`) forces it. {@link console} strips escape codes from what
+ *   `FORCE_COLOR` (non-empty, not `0`) forces it; between the two, the settings' `colour`
+ *   (`always` / `never`; `auto` = the terminal decides). {@link console} strips escape codes from what
  *   `@effect/cli` prints (help, usage errors) when colour is off.
  * - The built-in `--wizard` is not offered (`showBuiltIns: false` hides it, and `StrictArgs`
  *   rejects it); `--help`, `--version` stay, listed in the footer.
@@ -14,6 +16,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Span from "@effect/cli/HelpDoc/Span"
 import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Defaults from "./Defaults.js"
 import * as Output from "./Output.js"
 
 /**
@@ -22,10 +25,15 @@ import * as Output from "./Output.js"
  * @since 0.1.0
  * @category utils
  */
-export const colour = (env: NodeJS.ProcessEnv = process.env, isTTY = process.stdout.isTTY === true): boolean => {
+export const colour = (
+  env: NodeJS.ProcessEnv = process.env,
+  isTTY = process.stdout.isTTY === true,
+  setting: "auto" | "always" | "never" = "auto"
+): boolean => {
   const force = env["FORCE_COLOR"]
   if (force !== undefined && force !== "" && force !== "0") return true
   if (env["NO_COLOR"] !== undefined && env["NO_COLOR"] !== "") return false
+  if (setting !== "auto") return setting === "always"
   return isTTY
 }
 
@@ -41,6 +49,7 @@ export const plain = (text: string): string => text.replace(ansi, "")
 
 const render = (args: ReadonlyArray<unknown>, strip: boolean): string => {
   const text = args.map((a) => typeof a === "string" ? a : String(a)).join(" ")
+    .replaceAll(Defaults.helpSentence.generated, Defaults.helpSentence.replacement)
   return strip ? plain(text) : text
 }
 
@@ -71,6 +80,20 @@ const list = (rows: ReadonlyArray<readonly [string, string]>): HelpDoc.HelpDoc =
  * @category constants
  */
 export const footer: HelpDoc.HelpDoc = HelpDoc.blocks([
+  HelpDoc.h1("EXAMPLES"),
+  list([
+    ["harness run \"fix the failing test\"", "one turn; the answer on stdout, the session id on stderr"],
+    ["git diff | harness run -", "the prompt from stdin"],
+    ["harness run --output-format stream-json \"…\"", "JSON Lines for scripts: init, events, result (docs/cli-json.md)"],
+    ["harness run --resume 3f2a \"and now the docs\"", "continue a session (any unique id prefix)"],
+    ["harness chat -c", "the interactive terminal, continuing this directory's last session"],
+    ["harness sessions list", "stored sessions; show, fork --turn N, rename, rm"],
+    ["harness models", "the known models, context windows and prices"]
+  ]),
+  HelpDoc.h1("SETTINGS"),
+  list([
+    ["~/.effect-harness/settings.json, .effect-harness/settings.json", "defaults: \"provider\", \"model\", \"store\", \"colour\" (auto | always | never), plus permissions and hooks; flags win"]
+  ]),
   HelpDoc.h1("GENERAL OPTIONS"),
   list([["--help, -h", "show help"], ["--version", "print the version"], ["--", "ends the options: a prompt starting with - goes after it"]]),
   HelpDoc.h1("ENVIRONMENT"),
@@ -88,7 +111,7 @@ export const footer: HelpDoc.HelpDoc = HelpDoc.blocks([
       "--provider ollama|vllm|llamacpp|lmstudio",
       "local servers on their default localhost port (--base-url to change), no key needed"
     ],
-    ["EFFECT_HARNESS_HOME", "where sessions are stored (default: the per-user data directory)"],
+    ["EFFECT_HARNESS_HOME", "where sessions and settings.json are stored (default: ~/.effect-harness)"],
     ["NO_COLOR, FORCE_COLOR", "turn colour off / on"]
   ]),
   HelpDoc.h1("EXIT CODES"),

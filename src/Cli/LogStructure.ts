@@ -104,6 +104,9 @@ const turnOf = (event: SessionEvent): number | undefined => {
   return typeof turn === "number" ? turn : undefined
 }
 
+/** event types that describe the session, not a turn, and may lie between turns */
+const sessionScoped: ReadonlySet<string> = new Set(["session/title"])
+
 const stepScoped = (
   event: SessionEvent
 ): event is EventOf<"assistant/chunk"> | EventOf<"assistant/message"> | EventOf<"tool/call"> | EventOf<"tool/result"> =>
@@ -174,7 +177,8 @@ export const check = (events: ReadonlyArray<SessionEvent>): Structure => {
         break
     }
     if (openTurn === undefined) {
-      add(rules.balancedTurns, [event.seq], `${event.type} lies outside any turn`)
+      // session metadata (a title from `sessions rename`) belongs to no turn
+      if (!sessionScoped.has(event.type)) add(rules.balancedTurns, [event.seq], `${event.type} lies outside any turn`)
       return
     }
     const turn = turnOf(event)

@@ -25,6 +25,7 @@ import { identity } from "../Adapter/HttpEdge.js"
 import * as TelemetryConfig from "../Telemetry/Config.js"
 import { CliError } from "./CliError.js"
 import { root } from "./CommandTree.js"
+import * as Defaults from "./Defaults.js"
 import { ExitCode } from "./ExitCode.js"
 import * as Help from "./Help.js"
 import * as Logger from "./Logger.js"
@@ -61,12 +62,15 @@ Signals.installStreamGuards()
 // unknown options and bad choices are usage errors naming the flag, before anything runs
 const strict = StrictArgs.check(StrictArgs.specOf(root), process.argv.slice(2))
 
+// the settings files' defaults (provider, model, store, colour) reach the options through the
+// config provider; flags win (`Defaults`)
 const program = Either.isLeft(strict)
   ? Effect.fail(new CliError({ message: `error: ${strict.left}`, exitCode: ExitCode.Usage }))
-  : Effect.flatMap(Effect.console, (base) =>
+  : Effect.flatMap(Effect.all([Effect.console, Defaults.load(process.argv.slice(2))]), ([base, defaults]) =>
     cli(process.argv).pipe(
       Effect.provide(CliConfig.layer({ showBuiltIns: false })),
-      Effect.withConsole(Help.console(base))
+      Effect.withConsole(Help.console(base, !Help.colour(process.env, process.stdout.isTTY === true, defaults.colour))),
+      Effect.withConfigProvider(Defaults.provider(defaults))
     ))
 
 // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set (the exporter is not even loaded otherwise)

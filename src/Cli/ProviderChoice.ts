@@ -36,6 +36,7 @@
  *
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -172,6 +173,27 @@ const gatewaySpec = (
 }
 
 /**
+ * The `"model"` a script file names, if any (an unreadable or malformed script is reported when the
+ * script is loaded, not here).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const scriptModel = (file: string): Effect.Effect<string | undefined, never, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
+    Effect.map((text) => {
+      try {
+        const parsed = JSON.parse(text) as unknown
+        const model = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>)["model"] : undefined
+        return typeof model === "string" && model !== "" ? model : undefined
+      } catch {
+        return undefined
+      }
+    }),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/**
  * The remote providers' configuration.
  *
  * @since 0.1.0
@@ -289,14 +311,16 @@ const remote = (
  * @since 0.1.0
  * @category constructors
  */
-export const resolve = (flags: Flags): Effect.Effect<Choice, CliError> =>
+export const resolve = (flags: Flags): Effect.Effect<Choice, CliError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const explicit = Option.getOrUndefined(flags.provider)
     if (explicit === "scripted" || (explicit === undefined && Option.isSome(flags.script))) {
+      const scriptFile = Option.getOrUndefined(flags.script)
+      const fromScript = Option.isNone(flags.model) && scriptFile !== undefined ? yield* scriptModel(scriptFile) : undefined
       return {
         _tag: "Scripted",
-        scriptFile: Option.getOrUndefined(flags.script),
-        model: Option.getOrElse(flags.model, () => "demo")
+        scriptFile,
+        model: Option.getOrElse(flags.model, () => fromScript ?? "demo")
       } satisfies Choice
     }
     if (explicit !== undefined) return yield* remote(explicit, flags, "flag")

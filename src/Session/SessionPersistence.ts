@@ -118,6 +118,11 @@ export interface Service {
    * process is reclaimed.
    */
   readonly lock: (id: SessionId) => Effect.Effect<void, SessionError, Scope.Scope>
+  /**
+   * Deletes a stored session for good: takes the writer lock while it deletes (fails
+   * `SESSION_LOCKED` while another writer holds it); unknown id → `SESSION_NOT_FOUND`.
+   */
+  readonly remove: (id: SessionId) => Effect.Effect<void, SessionError>
 }
 
 /**

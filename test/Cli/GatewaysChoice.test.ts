@@ -5,6 +5,8 @@
  * pick a provider by themselves (the offline default is unchanged); every key variable is captured
  * by `SecretEnv`. The environment is a `ConfigProvider` map (no process environment involved).
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -22,8 +24,9 @@ const flags = (provider: ProviderChoice.ProviderName | undefined, over: Partial<
   ...over
 })
 
-const withEnv = (env: Record<string, string>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+// the provider choice reads a script file's model through the FileSystem service
+const withEnv = (env: Record<string, string>) => <A, E>(effect: Effect.Effect<A, E, FileSystem.FileSystem>) =>
+  effect.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))), Effect.provide(NodeFileSystem.layer))
 
 const remote = (choice: ProviderChoice.Choice): ProviderChoice.Remote => {
   if (choice._tag !== "Remote") throw new Error(`expected a remote choice, got ${choice._tag}`)

@@ -36,7 +36,6 @@ import { ExitCode } from "../ExitCode.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import * as Logger from "../Logger.js"
 import * as Output from "../Output.js"
-import * as Persona from "../Persona.js"
 import * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
 import * as Signals from "../Signals.js"
@@ -152,7 +151,6 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
             model: choice.model,
             session,
             label: "harness",
-            systemPrompt: { persona: Persona.persona },
             ...CommonOptions.agentLimits(args)
           }).pipe(
             Effect.mapError((e) =>

@@ -1,9 +1,13 @@
 /**
  * `harness run [options] <prompt>`: one turn to completion. The prompt `-` reads stdin.
  *
- * Text mode streams the assistant's text to stdout and tool activity plus a final usage line to
- * stderr; `--json` writes every session event (and retry notices) as one JSON line on stdout
- * instead. Ctrl-C, SIGTERM, SIGHUP and a closed stdout cancel the turn (the log stays balanced:
+ * `--output-format` (DEC-10, `docs/cli-json.md`):
+ * - `text` (default): the assistant's text streams to stdout, tool activity plus a final usage
+ *   line and `resume with: harness run --resume <id>` go to stderr;
+ * - `stream-json` (alias `--json`): an `init` line, every session event (and retry notices) as one
+ *   JSON line, then a `result` line;
+ * - `json`: one JSON object (the `result` object) on stdout at the end, nothing before it.
+ * Ctrl-C, SIGTERM, SIGHUP and a closed stdout cancel the turn (the log stays balanced:
  * `turn/end aborted`), save the session, release its lock and exit 130 / 143 / 129 / 141; a second
  * signal while the cancellation settles exits at once. A session that could not be saved exits 4.
  *
@@ -31,7 +35,6 @@ import { ExitCode } from "../ExitCode.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import * as Logger from "../Logger.js"
 import * as Output from "../Output.js"
-import * as Persona from "../Persona.js"
 import * as ProviderChoice from "../ProviderChoice.js"
 import * as RunSummary from "../RunSummary.js"
 import * as SaveCheck from "../SaveCheck.js"
@@ -97,30 +100,36 @@ export const runOnce = (options: {
   readonly choice: ProviderChoice.Choice
   readonly cwd: string
   readonly prompt: string
+  /** `true` = `stream-json` (kept for callers of the boolean form) */
   readonly json: boolean
+  readonly format?: OutputFormat
   readonly sinks?: Output.Sinks
 }): Effect.Effect<RunResult, CliError, HarnessLayer.Services> => {
-  const printer = Output.make(
-    options.json ? "json" : "text",
-    options.sinks,
-    CommonOptions.modelFacts(options.common, HarnessLayer.routeOf(options.choice), options.choice.model)
-  )
+  const format: OutputFormat = options.format ?? (options.json ? "stream-json" : "text")
+  const printer: Output.Printer = format === "json"
+    ? { observe: () => Effect.void, retry: () => Effect.void }
+    : Output.make(
+      format === "stream-json" ? "json" : "text",
+      options.sinks,
+      CommonOptions.modelFacts(options.common, HarnessLayer.routeOf(options.choice), options.choice.model)
+    )
   const sinks = options.sinks ?? Output.processSinks
   return Effect.scoped(Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
     const stops = yield* Signals.listen()
     const session = yield* CommonOptions.sessionChoice(options.common, options.cwd)
+    // after every usage and session check: the banner never precedes an unrelated error
+    yield* announce(options.choice)
     const agent = yield* Agent.make({
       provider: HarnessLayer.routeOf(options.choice),
       model: options.choice.model,
       session,
       label: "harness",
-      systemPrompt: { persona: Persona.persona },
       ...CommonOptions.agentLimits(options.common)
     }).pipe(Effect.mapError((e) =>
       e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
     ))
-    if (options.json) {
+    if (format === "stream-json") {
       const runtime = yield* ToolRuntime.ToolRuntime
       const tools = yield* ToolRegistry.view({ global: runtime.globals }).tools()
       sinks.stdout(`${
@@ -164,6 +173,41 @@ export const runOnce = (options: {
 }
 
 /**
+ * The output formats of `run`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OutputFormat = "text" | "json" | "stream-json"
+
+/**
+ * The output formats, in help order.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const outputFormats: ReadonlyArray<OutputFormat> = ["text", "json", "stream-json"]
+
+/**
+ * The format the flags ask for: `--output-format`, else `--json` (an alias of `stream-json`), else
+ * `text`; `--json` with another `--output-format` is a usage error.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const formatOf = (flags: {
+  readonly json: boolean
+  readonly outputFormat: Option.Option<OutputFormat>
+}): Either.Either<OutputFormat, string> => {
+  if (Option.isNone(flags.outputFormat)) return Either.right(flags.json ? "stream-json" : "text")
+  const format = flags.outputFormat.value
+  if (flags.json && format !== "stream-json") {
+    return Either.left(`--json is --output-format stream-json; it cannot be combined with --output-format ${format}`)
+  }
+  return Either.right(format)
+}
+
+/**
  * The report of a run: the exit code and the line for stderr. A stop decides the exit code
  * (`Signals.exitCode`) even when the turn finished before the cancellation took effect.
  *
@@ -188,17 +232,26 @@ export const command = Command.make(
   "run",
   {
     ...CommonOptions.options,
-    json: Options.boolean("json").pipe(Options.withDescription("write every session event as one JSON line on stdout")),
+    json: Options.boolean("json").pipe(Options.withDescription("same as --output-format stream-json")),
+    outputFormat: Options.choice("output-format", outputFormats).pipe(
+      Options.withDescription(
+        "text (the answer; default) | json (one result object at the end) | stream-json (JSON Lines: init, every event, result); see docs/cli-json.md"
+      ),
+      Options.optional
+    ),
     prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("the prompt, or - to read it from stdin"))
   },
   (args) =>
     Effect.gen(function*() {
       const cwd = CommonOptions.cwdOf(args)
+      const format = yield* Either.match(formatOf(args), {
+        onLeft: (message) => Effect.fail(new CliError({ message: `error: ${message}`, exitCode: ExitCode.Usage })),
+        onRight: Effect.succeed
+      })
+      yield* CommonOptions.validate(args)
       const choice = yield* ProviderChoice.resolve(args)
       const prompt = args.prompt === "-" ? yield* readStdin : args.prompt
       if (prompt.trim() === "") return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
-      // after every usage check: the banner never precedes a usage error
-      yield* announce(choice)
       const interactive = process.stdin.isTTY === true && args.prompt !== "-"
       const approval = Approval.modeFor({ yes: args.yes, interactive })
       const setup: HarnessLayer.Setup = {
@@ -211,10 +264,10 @@ export const command = Command.make(
         sandbox: CommonOptions.sandboxOf(args),
         ...CommonOptions.settingsOf(args)
       }
-      const result = yield* runOnce({ common: args, choice, cwd, prompt, json: args.json }).pipe(
+      const result = yield* runOnce({ common: args, choice, cwd, prompt, json: format === "stream-json", format }).pipe(
         Effect.provide(HarnessLayer.layer(setup))
       )
-      if (args.json) {
+      if (format !== "text") {
         const line = RunSummary.resultLine({ ...result, saveError: result.saveFailure?.message })
         Output.processSinks.stdout(`${JSON.stringify(line)}\n`)
       } else if (result.saveFailure === undefined) {

@@ -1,10 +1,17 @@
 /**
- * `harness sessions list | show <id> | fork <id> [--at <seq>] | replay <id> | verify <id>`: the stored
- * sessions.
+ * `harness sessions list | show | fork | rename | rm | replay | verify`: the stored sessions. Every
+ * `<id>` may be any unique prefix of an id, with or without `harness-session-` (`SessionIds`);
+ * errors are one line in the user's words (`UserErrors`).
  *
- * - `list`: id, last update, turns, cwd and first prompt line, most recent first.
- * - `show`: a transcript rendered from the log alone (a cut stream's partial answer included).
- * - `fork`: a child session seeded with the events up to `--at` (default: the last turn end).
+ * - `list [--json]`: a table under a header (short id, local time, turns, status, model, title,
+ *   directory; `sessions/List`), most recent first; `--json` prints one JSON line per session.
+ * - `show <id>`: the transcript by numbered turn, each turn's end (completed, CANCELLED, FAILED, …)
+ *   with its event number, partial answers of cut-off steps, compactions marked (`sessions/Show`).
+ * - `fork <id> [--turn N | --at <event>]`: a child session (new id, same format as `run`'s) seeded
+ *   with the session up to the end of turn N (default: the last completed turn) or up to event
+ *   `--at` (which must end a turn); prints the child id.
+ * - `rename <id> <title>`: stores a title in the session's log (`sessions/Title`).
+ * - `rm <id> [--yes]`: deletes a session; asks on a terminal, refuses without `--yes` otherwise.
  * - `replay [--json]`: re-derives every assistant message from its logged chunks with the loop's
  *   own recording rule (`Loop/Recording`) and reports every broken clause with the events
  *   involved (exit 5 when there is any).
@@ -16,6 +23,7 @@
  *
  * Readers (DEC-11): `list`, `show`, `replay` and `fork`'s read of the parent open a read-only
  * snapshot: no writer lock, nothing written (a crashed or running turn is shown repaired in memory).
+ * `rename` and `rm` take the writer lock (a session in use by another process is refused).
  *
  * @since 0.1.0
  */
@@ -23,13 +31,14 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as NodeReadline from "node:readline"
 import { sessionId } from "../../Llm/Message.js"
 import * as Jsonl from "../../Session/persistence/Jsonl.js"
 import * as Sqlite from "../../Session/persistence/Sqlite.js"
 import type { SessionError } from "../../Session/SessionError.js"
-import type { SessionEvent } from "../../Session/SessionEvent.js"
 import { SessionPersistence } from "../../Session/SessionPersistence.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
@@ -37,8 +46,13 @@ import * as CommonOptions from "../CommonOptions.js"
 import { ExitCode } from "../ExitCode.js"
 import * as LogStructure from "../LogStructure.js"
 import * as ReplayCheck from "../ReplayCheck.js"
-import * as Transcript from "../Transcript.js"
 import * as SessionStats from "./SessionStats.js"
+import * as Escape from "../sessions/Escape.js"
+import * as List from "../sessions/List.js"
+import * as SessionIds from "../sessions/SessionIds.js"
+import * as Show from "../sessions/Show.js"
+import * as Title from "../sessions/Title.js"
+import * as UserErrors from "../sessions/UserErrors.js"
 
 const store = CommonOptions.options.store
 
@@ -48,66 +62,78 @@ const persistenceLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersiste
     (e) => new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
   )
 
-const sessionError = (e: SessionError) => new CliError({ message: e.message, exitCode: ExitCode.Session })
+const storeLayer = (kind: "jsonl" | "sqlite") => SessionStore.layer.pipe(Layer.provide(persistenceLayer(kind)))
+
+const sessionError = (e: SessionError) => UserErrors.toCli(e)
+
+const usage = (message: string) => new CliError({ message: `error: ${message}`, exitCode: ExitCode.Usage })
 
 const out = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
 /**
- * The transcript of a snapshot, with the partial answer of a step whose stream was cut (chunks but
- * no `assistant/message` before its `step/end`, e.g. a crashed or still running turn) shown where
- * it stopped.
+ * The stored id a user's (prefix of an) id names.
+ *
+ * @since 0.1.0
+ * @category utils
  */
-const transcript = (events: ReadonlyArray<SessionEvent>): string => {
-  const parts: Array<string> = []
-  let from = 0
-  let partial = ""
-  let answered = false
-  events.forEach((e, i) => {
-    if (e.type === "step/start") {
-      partial = ""
-      answered = false
-    } else if (e.type === "assistant/chunk" && e.data.chunk.type === "text-delta") {
-      partial += e.data.chunk.text
-    } else if (e.type === "assistant/message") {
-      answered = true
-    } else if (e.type === "step/end" && !answered && partial !== "") {
-      parts.push(Transcript.render(events.slice(from, i)), "assistant (partial answer, interrupted):", partial.replace(/^/gm, "  "))
-      from = i
-      partial = ""
-    }
-  })
-  parts.push(Transcript.render(events.slice(from)))
-  return parts.filter((p) => p !== "").join("\n")
-}
-
-const snapshot = (id: string) =>
-  Effect.flatMap(SessionPersistence, (persistence) => persistence.snapshot(sessionId(id))).pipe(Effect.mapError(sessionError))
-
-const list = Command.make("list", { store }, ({ store }) =>
+export const resolveId = (input: string): Effect.Effect<string, CliError, SessionPersistence> =>
   Effect.gen(function*() {
     const persistence = yield* SessionPersistence
     const summaries = yield* Effect.mapError(persistence.list(), sessionError)
-    if (summaries.length === 0) return yield* out("no sessions")
-    for (const s of summaries) {
-      const when = new Date(s.updatedAt).toISOString().replace("T", " ").slice(0, 19)
-      const prompt = s.firstPrompt === undefined ? "" : `  ${s.firstPrompt.slice(0, 60)}`
-      yield* out(`${s.header.id}  ${when}  ${s.turns} turn${s.turns === 1 ? "" : "s"}  ${s.header.cwd ?? "-"}${prompt}`)
-    }
-  }).pipe(Effect.provide(persistenceLayer(store)))).pipe(Command.withDescription("list stored sessions"))
+    return yield* Either.match(SessionIds.match(input, summaries.map((s) => s.header.id)), {
+      onLeft: (message) => Effect.fail(new CliError({ message: `error: ${message}`, exitCode: ExitCode.Session })),
+      onRight: Effect.succeed
+    })
+  })
 
-const id = Args.text({ name: "id" }).pipe(Args.withDescription("session id"))
+const snapshot = (input: string) =>
+  Effect.flatMap(resolveId(input), (id) =>
+    Effect.flatMap(SessionPersistence, (persistence) => persistence.snapshot(sessionId(id))).pipe(Effect.mapError(sessionError)))
+
+const list = Command.make(
+  "list",
+  { store, json: Options.boolean("json").pipe(Options.withDescription("one JSON line per session")) },
+  ({ json, store }) =>
+    Effect.gen(function*() {
+      const persistence = yield* SessionPersistence
+      const summaries = yield* Effect.mapError(persistence.list(), sessionError)
+      const rows = yield* Effect.forEach(
+        summaries,
+        (summary) =>
+          persistence.snapshot(summary.header.id).pipe(
+            Effect.map((loaded) => List.row(summary, loaded)),
+            Effect.orElseSucceed(() => List.row(summary, undefined))
+          ),
+        { concurrency: 4 }
+      )
+      if (json) {
+        for (const r of rows) yield* out(JSON.stringify(List.json(r)))
+        return
+      }
+      if (rows.length === 0) return yield* out("no sessions yet (harness run \"…\" starts one)")
+      yield* out(List.table(rows))
+    }).pipe(Effect.provide(persistenceLayer(store)))
+).pipe(Command.withDescription("list stored sessions, most recent first (any unique id prefix works as an id)"))
+
+const id = Args.text({ name: "id" }).pipe(Args.withDescription("session id, or any unique prefix of it"))
 
 const show = Command.make("show", { store, id }, ({ id, store }) =>
-  Effect.scoped(Effect.gen(function*() {
+  Effect.gen(function*() {
     const loaded = yield* snapshot(id)
-    yield* out(`session ${loaded.header.id}${loaded.header.cwd !== undefined ? ` in ${loaded.header.cwd}` : ""}`)
+    const title = Title.of(loaded.events)
+    yield* out(Escape.line(`session ${loaded.header.id}${title === undefined ? "" : ` "${title}"`}${
+      loaded.header.cwd !== undefined ? ` in ${loaded.header.cwd}` : ""
+    }`))
     if (loaded.header.parentSession !== undefined) {
-      yield* out(`forked from ${loaded.header.parentSession} at event ${(loaded.header.seedLength ?? 1) - 1}`)
+      yield* out(`forked from ${loaded.header.parentSession} after event #${(loaded.header.seedLength ?? 1) - 1}`)
     }
-    yield* out(transcript(loaded.events))
+    yield* out("")
+    yield* out(Show.render(loaded.events))
     const total = SessionStats.totalLine(loaded.events)
     if (total !== undefined) yield* out(total)
-  })).pipe(Effect.provide(persistenceLayer(store)))).pipe(Command.withDescription("print a session's transcript"))
+  }).pipe(Effect.provide(persistenceLayer(store)))).pipe(
+    Command.withDescription("print a session's transcript by numbered turn (how each turn ended, partial answers)")
+  )
 
 const json = Options.boolean("json").pipe(Options.withDescription("print the report as one JSON line"))
 
@@ -204,30 +230,149 @@ const verify = Command.make("verify", { store, id, json }, ({ id, json, store })
     )
   )
 
+/**
+ * Where `fork` cuts: the seq of the turn end it keeps, or the one-line reason it cannot.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const forkBoundary = (
+  events: ReadonlyArray<{ readonly type: string; readonly seq: number; readonly data: unknown }>,
+  choice: { readonly turn: Option.Option<number>; readonly at: Option.Option<number> }
+): Either.Either<number, string> => {
+  const ends = events.flatMap((e) =>
+    e.type === "turn/end"
+      ? [{ seq: e.seq, ...(e.data as { readonly turn: number; readonly reason: { readonly kind: string } }) }]
+      : []
+  )
+  const startOf = (seq: number): number | undefined => {
+    let turn: number | undefined
+    for (const e of events) {
+      if (e.seq > seq) break
+      if (e.type === "turn/start") turn = (e.data as { readonly turn: number }).turn
+      if (e.type === "turn/end") turn = undefined
+    }
+    return turn
+  }
+  if (Option.isSome(choice.at) && Option.isSome(choice.turn)) return Either.left("use either --turn or --at, not both")
+  if (Option.isSome(choice.at)) {
+    const at = choice.at.value
+    if (at < 0) return Either.left(`--at takes an event number (0 or more), not ${at}`)
+    if (at >= events.length) {
+      return Either.left(`there is no event #${at}: the session has events #0-#${events.length - 1}`)
+    }
+    const end = ends.find((e) => e.seq === at)
+    if (end !== undefined) return Either.right(at)
+    const inside = startOf(at)
+    const hint = inside === undefined ? "" : `; it lies inside turn ${inside}: use --turn ${inside} to fork after that turn`
+    return Either.left(`event #${at} does not end a turn (a fork keeps whole turns)${hint}`)
+  }
+  if (Option.isSome(choice.turn)) {
+    const turn = choice.turn.value
+    const end = ends.find((e) => e.turn === turn)
+    if (end !== undefined) return Either.right(end.seq)
+    const started = events.some((e) => e.type === "turn/start" && (e.data as { readonly turn: number }).turn === turn)
+    if (started) return Either.left(`turn ${turn} has not ended (it is still running, or its process stopped)`)
+    const numbers = events.flatMap((e) => e.type === "turn/start" ? [(e.data as { readonly turn: number }).turn] : [])
+    return Either.left(
+      numbers.length === 0
+        ? "the session has no turns yet"
+        : `there is no turn ${turn}: the session has turns ${numbers[0]}-${numbers[numbers.length - 1]}`
+    )
+  }
+  const completed = ends.filter((e) => e.reason.kind === "completed" || e.reason.kind === "max-tokens")
+  const last = completed[completed.length - 1]
+  return last === undefined
+    ? Either.left("the session has no completed turn to fork after; choose one with --turn N")
+    : Either.right(last.seq)
+}
+
 const fork = Command.make(
   "fork",
   {
     store,
     id,
-    at: Options.integer("at").pipe(Options.withDescription("last event (seq) to keep; must be a turn end"), Options.optional)
+    turn: Options.integer("turn").pipe(
+      Options.withDescription("keep the session up to the end of this turn (numbers as in sessions show; default: the last completed turn)"),
+      Options.optional
+    ),
+    at: Options.integer("at").pipe(
+      Options.withDescription("keep the session up to this event number, which must end a turn (shown by sessions show)"),
+      Options.optional
+    )
   },
-  ({ at, id, store }) =>
+  ({ at, id, store, turn }) =>
     Effect.scoped(Effect.gen(function*() {
       const sessions = yield* SessionStore.SessionStore
-      const source = yield* Effect.mapError(sessions.snapshot(id), sessionError)
+      const resolved = yield* resolveId(id)
+      const source = yield* Effect.mapError(sessions.snapshot(resolved), sessionError)
       const events = source.events.slice(0, source.events.length - source.repaired.length)
-      const boundary = Option.getOrElse(at, () => {
-        for (let i = events.length - 1; i >= 0; i--) if (events[i]?.type === "turn/end") return i
-        return -1
+      const boundary = yield* Either.match(forkBoundary(events, { turn, at }), {
+        onLeft: (message) => Effect.fail(usage(`cannot fork ${resolved}: ${message}`)),
+        onRight: Effect.succeed
       })
-      const child = yield* Effect.mapError(
-        boundary < 0 ? sessions.forkStored(id) : sessions.forkStored(id, boundary),
-        sessionError
-      )
+      const child = yield* Effect.mapError(sessions.forkStored(resolved, boundary, SessionIds.make()), sessionError)
       yield* Effect.mapError(sessions.flush(child.id), sessionError)
       yield* out(`${child.id}`)
-    })).pipe(Effect.provide(SessionStore.layer.pipe(Layer.provide(persistenceLayer(store)))))
-).pipe(Command.withDescription("fork a session into a new child session (prints the child id)"))
+    })).pipe(Effect.provide(Layer.merge(storeLayer(store), persistenceLayer(store))))
+).pipe(Command.withDescription("fork a session after one of its turns into a new session (prints the new id)"))
+
+const rename = Command.make(
+  "rename",
+  { store, id, title: Args.text({ name: "title" }).pipe(Args.withDescription("the new title (empty: remove it)")) },
+  ({ id, store, title }) =>
+    Effect.scoped(Effect.gen(function*() {
+      const sessions = yield* SessionStore.SessionStore
+      const resolved = yield* resolveId(id)
+      const session = yield* Effect.mapError(sessions.open(resolved), sessionError)
+      yield* Effect.mapError(session.append({ type: Title.TYPE, data: { title: Title.normalize(title) } }), sessionError)
+      yield* Effect.mapError(sessions.flush(resolved), sessionError)
+    })).pipe(Effect.provide(Layer.merge(storeLayer(store), persistenceLayer(store))))
+).pipe(Command.withDescription("give a session a title (shown by sessions list and show)"))
+
+/** Asks a yes/no question on the terminal; `true` only for an answer starting with y. */
+const confirm = (question: string): Effect.Effect<boolean> =>
+  Effect.async<boolean>((resume) => {
+    const rl = NodeReadline.createInterface({ input: process.stdin, output: process.stderr })
+    let answered = false
+    rl.question(question, (answer) => {
+      answered = true
+      rl.close()
+      resume(Effect.succeed(/^\s*y/i.test(answer)))
+    })
+    rl.on("close", () => {
+      if (!answered) resume(Effect.succeed(false))
+    })
+    return Effect.sync(() => rl.close())
+  })
+
+const rm = Command.make(
+  "rm",
+  {
+    store,
+    id,
+    yes: Options.boolean("yes").pipe(Options.withAlias("y"), Options.withDescription("delete without asking"))
+  },
+  ({ id, store, yes }) =>
+    Effect.gen(function*() {
+      const persistence = yield* SessionPersistence
+      const resolved = yield* resolveId(id)
+      if (!yes) {
+        if (process.stdin.isTTY !== true) {
+          return yield* usage(`not deleting ${resolved} without --yes (no terminal to ask)`)
+        }
+        const loaded = yield* Effect.mapError(persistence.snapshot(sessionId(resolved)), sessionError)
+        const title = Title.of(loaded.events)
+        const turns = loaded.events.filter((e) => e.type === "turn/start").length
+        const ok = yield* confirm(
+          Escape.line(`delete session ${resolved}${title === undefined ? "" : ` "${title}"`} (${turns} turn${turns === 1 ? "" : "s"})? [y/N] `)
+        )
+        if (!ok) return yield* Effect.sync(() => process.stderr.write("not deleted\n"))
+      }
+      yield* Effect.mapError(persistence.remove(sessionId(resolved)), sessionError)
+      yield* Effect.sync(() => process.stderr.write(`deleted ${resolved}\n`))
+    }).pipe(Effect.provide(persistenceLayer(store)))
+).pipe(Command.withDescription("delete a session for good (asks first unless --yes)"))
 
 /**
  * The `sessions` command group.
@@ -237,5 +382,14 @@ const fork = Command.make(
  */
 export const command = Command.make("sessions").pipe(
   Command.withDescription("inspect and manage stored sessions"),
-  Command.withSubcommands([list, show, fork, replay, verify, SessionStats.make((id, kind) => Effect.provide(snapshot(id), persistenceLayer(kind)))])
+  Command.withSubcommands([
+    list,
+    show,
+    fork,
+    rename,
+    rm,
+    replay,
+    verify,
+    SessionStats.make((id, kind) => Effect.provide(snapshot(id), persistenceLayer(kind)))
+  ])
 )

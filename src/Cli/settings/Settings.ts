@@ -1,7 +1,8 @@
 /**
  * Layered settings (HB-1): every settings file that exists is read and merged. Hooks and permission
- * rules from every file apply; scalar settings (`permissions.defaultMode`, `stopHookLimit`) are
- * taken from the last file that sets them.
+ * rules from every file apply; scalar settings (`permissions.defaultMode`, `stopHookLimit` and the
+ * CLI defaults `provider`, `model`, `store`, `colour`) are taken from the last file that sets them
+ * (command-line flags win over all of them).
  *
  * Files, in merge order (later wins for scalars):
  * 1. `~/.claude/settings.json` (Claude dialect)
@@ -72,8 +73,18 @@ export interface Loaded {
   readonly rules: ReadonlyArray<RuleEntry>
   readonly defaultMode: SettingsFile.PermissionMode | undefined
   readonly stopHookLimit: number | undefined
+  /** CLI defaults (`provider`, `model`, `store`, `colour`): the last file that sets each wins */
+  readonly defaults?: Defaults
   readonly warnings: ReadonlyArray<string>
 }
+
+/**
+ * The CLI defaults a settings file may set.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Defaults = Pick<SettingsFile.Settings, "provider" | "model" | "store" | "colour">
 
 /**
  * Nothing configured.
@@ -158,6 +169,7 @@ export const merge = (
   const warnings: Array<string> = []
   let defaultMode: SettingsFile.PermissionMode | undefined
   let stopHookLimit: number | undefined
+  const defaults: { -readonly [K in keyof Defaults]: Defaults[K] } = {}
   for (const { decoded, source } of files) {
     warnings.push(...decoded.warnings)
     const s = decoded.settings
@@ -183,8 +195,12 @@ export const merge = (
     }
     if (s.permissions?.defaultMode !== undefined) defaultMode = s.permissions.defaultMode
     if (s.stopHookLimit !== undefined) stopHookLimit = s.stopHookLimit
+    if (s.provider !== undefined) defaults.provider = s.provider
+    if (s.model !== undefined) defaults.model = s.model
+    if (s.store !== undefined) defaults.store = s.store
+    if (s.colour !== undefined) defaults.colour = s.colour
   }
-  return { files: files.map((f) => f.source.display), hooks, rules, defaultMode, stopHookLimit, warnings }
+  return { files: files.map((f) => f.source.display), hooks, rules, defaultMode, stopHookLimit, defaults, warnings }
 }
 
 /**

@@ -4,7 +4,8 @@
  *
  * Two dialects share the shape `{hooks?, permissions?}`:
  * - `"harness"`: our own files (`settings.json`, `settings.local.json`), which may also carry
- *   `stopHookLimit`; unknown top-level keys are reported as warnings.
+ *   `stopHookLimit` and the CLI defaults `provider`, `model`, `store` and `colour`
+ *   (`auto | always | never`); unknown top-level keys are reported as warnings.
  * - `"claude"` / `"codex"`: `.claude/settings*.json` and `.codex/hooks.json`; only `hooks` and
  *   `permissions` are read, every other key (Claude Code has many) is left alone silently.
  *
@@ -13,6 +14,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { providers } from "../ProviderChoice.js"
 
 /**
  * Where a settings file's rules come from, and how its matchers are read (HB-4).
@@ -37,6 +39,14 @@ export type PermissionMode = "default" | "acceptEdits" | "plan" | "bypassPermiss
  * @category constants
  */
 export const permissionModes: ReadonlyArray<PermissionMode> = ["default", "acceptEdits", "plan", "bypassPermissions"]
+
+/**
+ * The `colour` setting: `auto` (a terminal and no `NO_COLOR`), `always`, `never`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const colourChoices = ["auto", "always", "never"] as const
 
 const HandlerSchema = Schema.Struct({
   type: Schema.String,
@@ -66,7 +76,11 @@ const PermissionsSchema = Schema.Struct({
 export const SettingsSchema = Schema.Struct({
   hooks: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Array(GroupSchema) }), { exact: true }),
   permissions: Schema.optionalWith(PermissionsSchema, { exact: true }),
-  stopHookLimit: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true })
+  stopHookLimit: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true }),
+  provider: Schema.optionalWith(Schema.Literal(...providers), { exact: true }),
+  model: Schema.optionalWith(Schema.NonEmptyString, { exact: true }),
+  store: Schema.optionalWith(Schema.Literal("jsonl", "sqlite"), { exact: true }),
+  colour: Schema.optionalWith(Schema.Literal(...colourChoices), { exact: true })
 })
 
 /**
@@ -91,7 +105,16 @@ export type Handler = typeof HandlerSchema.Type
  * @since 0.1.0
  * @category constants
  */
-export const knownKeys: ReadonlySet<string> = new Set(["hooks", "permissions", "stopHookLimit", "$schema"])
+export const knownKeys: ReadonlySet<string> = new Set([
+  "hooks",
+  "permissions",
+  "stopHookLimit",
+  "$schema",
+  "provider",
+  "model",
+  "store",
+  "colour"
+])
 
 /**
  * A settings file is unreadable or malformed. `message` is one line naming file, line and key.

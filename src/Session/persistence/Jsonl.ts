@@ -728,8 +728,22 @@ export const make = (
         )
       })
 
+    const remove = (id: SessionId): Effect.Effect<void, SessionError.SessionError> =>
+      Effect.scoped(Effect.gen(function*() {
+        const file = yield* findStored(id)
+        if (file === undefined) return yield* notFound(id)
+        yield* lock(id)
+        yield* serialized(id)(Effect.gen(function*() {
+          yield* dropHandle(id)
+          yield* removeIfPresent(file)
+          entries.delete(id)
+          yield* fsyncDirectory(path.dirname(file))
+        }))
+      }))
+
     return SessionPersistence.of({
       locate,
+      remove,
       create,
       append: (id, events, options) =>
         events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events, options?.sync !== false)),

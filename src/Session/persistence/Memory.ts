@@ -237,6 +237,19 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
           return out.sort(Summary.order)
         }),
       exists: (id) => Effect.sync(() => storage.sessions.has(id)),
+      remove: (id) =>
+        Effect.suspend(() => {
+          if (storage.locks.has(id)) {
+            return Effect.fail(SessionError.make("SESSION_LOCKED", `session ${JSON.stringify(id)} is locked by another writer`, {
+              sessionId: id
+            }))
+          }
+          if (!storage.sessions.delete(id)) {
+            return Effect.fail(SessionError.make("SESSION_NOT_FOUND", `no stored session ${JSON.stringify(id)}`, { sessionId: id }))
+          }
+          tracked.delete(id)
+          return Effect.void
+        }),
       lock: (id: SessionId) =>
         Effect.asVoid(Effect.acquireRelease(
           Effect.suspend(() => {

@@ -536,8 +536,17 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
         Effect.acquireRelease(Effect.sync(() => held.add(id)), () => Effect.sync(() => held.delete(id)))
       )
 
+    const remove = (id: SessionId): Effect.Effect<void, SessionError.SessionError> =>
+      Effect.scoped(Effect.gen(function*() {
+        if (!(yield* isStored(id))) return yield* notFound(id)
+        yield* lock(id)
+        yield* serialized(id)(autocommit((run) => run("DELETE FROM sessions WHERE id = ?", [id])))
+        entries.delete(id)
+      }))
+
     return SessionPersistence.of({
       locate: () => undefined,
+      remove,
       create,
       append: (id, events, options) =>
         events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events, options?.sync !== false)),

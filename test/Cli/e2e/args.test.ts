@@ -47,7 +47,7 @@ describe("harness CLI end to end: arguments and help (issue 15)", () => {
         expect(frob).toBe("error: unknown option --frobnicate for harness run; see harness run --help")
         expect(jsno).toBe("error: unknown option --jsno for harness run; did you mean --json?")
         expect(store).toBe("error: invalid value for --store: \"bogus\" (expected one of: jsonl, sqlite)")
-        expect(list).toBe("error: unknown option --jsn for harness sessions list; see harness sessions list --help")
+        expect(list).toBe("error: unknown option --jsn for harness sessions list; did you mean --json?")
         expect(wizard).toMatch(/^error: unknown option --wizard for harness/)
         expect(empty).toBe("error: empty prompt")
       }),

@@ -50,9 +50,12 @@ const ResultLine = Schema.Struct({
   error: Schema.optional(Schema.String)
 })
 
-/** The session ids printed by `sessions list` (first column). */
-const listedIds = (stdout: string): Array<string> =>
-  Cli.linesOf(stdout).filter((l) => l !== "no sessions").map((l) => l.split(/\s+/)[0] ?? "")
+/** The sessions printed by `sessions list --json` (one JSON line each). */
+const listed = (stdout: string): Array<{ id: string; turns: number; cwd: string | null; first_prompt: string | null }> =>
+  Cli.linesOf(stdout).map((l) => JSON.parse(l) as { id: string; turns: number; cwd: string | null; first_prompt: string | null })
+
+/** The session ids printed by `sessions list --json`. */
+const listedIds = (stdout: string): Array<string> => listed(stdout).map((s) => s.id)
 
 describe("harness CLI end to end on the offline default", () => {
   it.scopedLive(
@@ -165,14 +168,12 @@ describe("harness CLI end to end on the offline default", () => {
         const run = yield* Cli.runCli(["run", "what is in here?"], opts)
         expect(run.code, run.stderr).toBe(0)
 
-        const list = yield* Cli.runCli(["sessions", "list"], opts)
+        const list = yield* Cli.runCli(["sessions", "list", "--json"], opts)
         expect(list.code, list.stderr).toBe(0)
         const ids = listedIds(list.stdout)
         expect(ids).toHaveLength(1)
         const id = ids[0]!
-        expect(list.stdout).toContain("1 turn")
-        expect(list.stdout).toContain(work)
-        expect(list.stdout).toContain("what is in here?")
+        expect(listed(list.stdout)[0]).toMatchObject({ turns: 1, cwd: work, first_prompt: "what is in here?" })
         expect(Cli.readLog(Cli.sessionLogs(home)[0]!).header.id).toBe(id)
 
         const show = yield* Cli.runCli(["sessions", "show", id], opts)
@@ -224,12 +225,11 @@ describe("harness CLI end to end on the offline default", () => {
         expect(existsSync(join(home, "sessions.sqlite"))).toBe(true)
         expect(Cli.sessionLogs(home)).toHaveLength(0)
 
-        const list = yield* Cli.runCli(["sessions", "list", "--store", "sqlite"], opts)
+        const list = yield* Cli.runCli(["sessions", "list", "--store", "sqlite", "--json"], opts)
         expect(list.code, list.stderr).toBe(0)
         const ids = listedIds(list.stdout)
         expect(ids).toHaveLength(1)
-        expect(list.stdout).toContain("1 turn")
-        expect(list.stdout).toContain("sqlite round trip")
+        expect(listed(list.stdout)[0]).toMatchObject({ turns: 1, first_prompt: "sqlite round trip" })
 
         const show = yield* Cli.runCli(["sessions", "show", "--store", "sqlite", ids[0]!], opts)
         expect(show.code, show.stderr).toBe(0)
@@ -239,7 +239,7 @@ describe("harness CLI end to end on the offline default", () => {
         // the JSONL store does not know it
         const jsonl = yield* Cli.runCli(["sessions", "list"], opts)
         expect(jsonl.code, jsonl.stderr).toBe(0)
-        expect(jsonl.stdout.trim()).toBe("no sessions")
+        expect(jsonl.stdout.trim()).toMatch(/^no sessions yet/)
       }),
     TIMEOUT
   )

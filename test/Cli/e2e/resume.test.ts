@@ -39,9 +39,9 @@ describe("harness CLI end to end: resume", () => {
         expect(first.code, first.stderr).toBe(0)
         expect(first.stdout).toContain("ANSWER-ONE")
 
-        const list = yield* Cli.runCli(["sessions", "list"], opts)
+        const list = yield* Cli.runCli(["sessions", "list", "--json"], opts)
         expect(list.code, list.stderr).toBe(0)
-        const ids = Cli.linesOf(list.stdout).map((l) => l.split(/\s+/)[0] ?? "")
+        const ids = Cli.linesOf(list.stdout).map((l) => (JSON.parse(l) as { readonly id: string }).id)
         expect(ids).toHaveLength(1)
         const id = ids[0]!
 

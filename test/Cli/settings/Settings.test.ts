@@ -41,6 +41,17 @@ describe("Settings (HB-1)", () => {
       expect(loaded.rules).toEqual([{ kind: "deny", text: "Bash(rm:*)", origin: ".claude/settings.json" }])
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.effect("[issue 15] CLI defaults: the last file that sets each key wins", () =>
+    Effect.gen(function*() {
+      const root = mkdtempSync(join(tmpdir(), "settings-"))
+      const cwd = join(root, "ws")
+      const home = join(root, "home")
+      put(join(home, "settings.json"), { provider: "anthropic", model: "user-model", colour: "never" })
+      put(join(cwd, ".effect-harness/settings.json"), { model: "project-model", store: "sqlite" })
+      const loaded = yield* Settings.load({ cwd, home, userHome: join(root, "user") })
+      expect(loaded.defaults).toEqual({ provider: "anthropic", model: "project-model", store: "sqlite", colour: "never" })
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.effect("HB-1: a malformed file fails startup with one line; a missing --settings file too", () =>
     Effect.gen(function*() {
       const root = mkdtempSync(join(tmpdir(), "settings-"))

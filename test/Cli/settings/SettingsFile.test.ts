@@ -40,10 +40,22 @@ describe("SettingsFile (HB-1, HB-2)", () => {
   })
 
   it("HB-1: unknown keys warn (ours), Claude Code's other keys are ignored silently", () => {
-    const ours = decode(JSON.stringify({ hooks: {}, colour: "red" }))
-    expect(Either.isRight(ours) && ours.right.warnings).toEqual(["proj/settings.json: unknown key \"colour\" ignored"])
+    const ours = decode(JSON.stringify({ hooks: {}, flavour: "red" }))
+    expect(Either.isRight(ours) && ours.right.warnings).toEqual(["proj/settings.json: unknown key \"flavour\" ignored"])
     const claude = decode(JSON.stringify({ model: "x", env: {}, permissions: { allow: [], additionalDirectories: ["/x"] } }), "claude")
     expect(Either.isRight(claude) && claude.right.warnings).toEqual([])
+  })
+
+  it("[issue 15] CLI defaults: provider, model, store, colour are read (ours only) and checked", () => {
+    const ours = decode(JSON.stringify({ provider: "anthropic", model: "m", store: "sqlite", colour: "never" }))
+    expect(Either.isRight(ours) && ours.right).toEqual({
+      settings: { provider: "anthropic", model: "m", store: "sqlite", colour: "never" },
+      warnings: []
+    })
+    const claude = decode(JSON.stringify({ model: "claude-x" }), "claude")
+    expect(Either.isRight(claude) && claude.right.settings).toEqual({})
+    const bad = decode("{\n  \"store\": \"csv\"\n}")
+    expect(Either.isLeft(bad) && bad.left.message).toBe("proj/settings.json line 2: \"store\" must be one of \"jsonl\", \"sqlite\" (found \"csv\")")
   })
 
   it("HB-2: other handler types are reported as unsupported", () => {
