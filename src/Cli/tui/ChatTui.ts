@@ -104,7 +104,6 @@ interface Question {
   readonly details: Approval.Rendered | undefined
   readonly answer: (answer: Approval.Answer) => void
   expanded: boolean
-  hint: string | undefined
 }
 
 /**
@@ -160,7 +159,7 @@ class Screen {
     this.tui.addChild(this.panel)
     this.tui.addChild(this.editor)
     this.tui.addChild(component((width) => this.renderStatus(width)))
-    this.tui.setFocus(this.editor)
+    this.focus("editor")
   }
 
   private restoreStderr: (() => void) | undefined
@@ -245,7 +244,7 @@ class Screen {
       s.yellow(`╭─ approval ${"─".repeat(Math.max(0, width - 13))}`).slice(0, width + 20),
       ...lines,
       ...wrapAll([s.yellow("│ ") + s.bold(keys)], width),
-      ...(q.hint === undefined ? [] : wrapAll([s.yellow("│ ") + s.dim(q.hint)], width)),
+      ...(this.armed() ? [] : wrapAll([s.yellow("│ ") + s.dim("(typing goes to your draft below; answer after a pause)")], width)),
       s.yellow(`╰${"─".repeat(Math.max(0, width - 1))}`)
     ]
   }
@@ -266,8 +265,7 @@ class Screen {
     }
     // any other key belongs to the draft: it goes to the editor, and the panel takes keys again
     // only after a pause in typing (so a "y" inside a word never answers)
-    q.hint = "typing goes to your draft below; answer after a pause"
-    this.tui.setFocus(this.editor)
+    this.focus("editor")
     this.editor.handleInput(data)
     this.arm(TYPING_PAUSE_MS)
   }
@@ -280,20 +278,31 @@ class Screen {
   private settle(answer: Approval.Answer): void {
     const q = this.questions.shift()
     if (q === undefined) return
-    this.tui.setFocus(this.editor)
+    this.focus("editor")
     if (this.questions.length > 0) this.arm(Approval.DEFAULT_DISCARD_MS)
     this.render()
     q.answer(answer)
   }
 
   private armTimer: ReturnType<typeof setTimeout> | undefined
+  private panelFocused = false
+
+  /** `true` when the approval panel takes keys */
+  armed(): boolean {
+    return this.panelFocused
+  }
+
+  private focus(target: "editor" | "panel"): void {
+    this.panelFocused = target === "panel"
+    this.tui.setFocus(target === "panel" ? this.panel : this.editor)
+  }
 
   // the panel takes the focus after `ms` (keys typed meanwhile still go to the draft)
   private arm(ms: number): void {
     if (this.armTimer !== undefined) clearTimeout(this.armTimer)
     this.armTimer = setTimeout(() => {
       this.armTimer = undefined
-      if (this.questions.length > 0) this.tui.setFocus(this.panel)
+      if (this.questions.length > 0) this.focus("panel")
       this.render()
     }, ms)
     this.render()
@@ -302,12 +311,12 @@ class Screen {
   private unarm(): void {
     if (this.armTimer !== undefined) clearTimeout(this.armTimer)
     this.armTimer = undefined
-    this.tui.setFocus(this.editor)
+    this.focus("editor")
     this.render()
   }
 
   ask(text: string, details: Approval.Rendered | undefined, answer: (answer: Approval.Answer) => void): Question {
-    const q: Question = { text, details, answer, expanded: false, hint: undefined }
+    const q: Question = { text, details, answer, expanded: false }
     this.questions.push(q)
     if (this.questions.length === 1) this.arm(Approval.DEFAULT_DISCARD_MS)
     return q

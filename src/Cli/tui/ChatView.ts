@@ -311,7 +311,7 @@ export class ChatView implements Component {
           const shown = this.reasoningExpanded ? lines : lines.slice(-COLLAPSED_REASONING_LINES)
           const hidden = lines.length - shown.length
           const s = this.style
-          push(s.dim(s.italic(`✻ thinking${hidden > 0 ? ` (${hidden} earlier lines hidden, Ctrl-T shows them)` : ""}`)))
+          push(s.dim(s.italic(`✻ thinking${hidden > 0 ? ` (${hidden} earlier line${hidden === 1 ? "" : "s"} hidden, Ctrl-T shows them)` : ""}`)))
           for (const line of shown) push(s.dim(s.italic(line)), 2)
           break
         }
