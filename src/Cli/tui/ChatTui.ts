@@ -122,6 +122,7 @@ class Screen {
   model: string
   facts: ModelCatalog.ModelFacts
   private readonly panel: Component & { handleInput: (data: string) => void }
+  private readonly activity: Component = component((width) => this.renderActivity(width))
 
   constructor(
     readonly style: Style.Style,
@@ -155,7 +156,7 @@ class Screen {
       ], width)
     ))
     this.tui.addChild(this.view)
-    this.tui.addChild(component((width) => this.renderActivity(width)))
+    this.tui.addChild(this.activity)
     this.tui.addChild(this.panel)
     this.tui.addChild(this.editor)
     this.tui.addChild(component((width) => this.renderStatus(width)))
@@ -196,7 +197,17 @@ class Screen {
   }
 
   render(): void {
+    this.view.awaitingApproval = this.questions.length > 0
     this.tui.requestRender()
+  }
+
+  /** the last frame: the transcript and the status line, without the input and activity lines */
+  lastFrame(): void {
+    this.running = false
+    this.tui.removeChild(this.activity)
+    this.tui.removeChild(this.panel)
+    this.tui.removeChild(this.editor)
+    this.render()
   }
 
   notice(text: string, paint?: Style.Paint): void {
@@ -591,6 +602,8 @@ export const run = (context: Context) =>
     })
     const id = yield* program.pipe(Effect.provide(HarnessLayer.layer(setup)))
     // leave the screen: the transcript stays, the prompt returns on a fresh line
+    yield* Effect.sync(() => screen.lastFrame())
+    yield* Effect.sleep("50 millis") // one render frame (pi-tui renders at most every 16 ms)
     yield* Effect.sync(() => screen.stop())
     const stop = yield* Ref.get(stopped)
     yield* Effect.sync(() => void process.stderr.write(`resume with: harness chat --resume ${id}\n`))

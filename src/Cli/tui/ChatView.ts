@@ -137,6 +137,8 @@ export class ChatView implements Component {
   private open: Map<number, Block> = new Map()
   /** usage of the latest model request (context use) */
   lastUsage: Message.TokenUsage | undefined
+  /** set while an approval question is open: a call without result waits for it */
+  awaitingApproval = false
   /** usage summed over the session's requests seen here */
   totalUsage: Message.TokenUsage | undefined
 
@@ -330,7 +332,8 @@ export class ChatView implements Component {
     if (r === undefined) {
       const elapsed = this.now() - tool.startedAt
       const frame = FRAMES[Math.floor(elapsed / 80) % FRAMES.length]!
-      return [{ text: `${s.cyan(frame)} ${s.bold(title)} ${s.dim(`running ${seconds(elapsed)}`)}`, indent: 0 }]
+      const state = this.awaitingApproval ? s.yellow("waiting for approval") : s.dim(`running ${seconds(elapsed)}`)
+      return [{ text: `${s.cyan(frame)} ${s.bold(title)} ${state}`, indent: 0 }]
     }
     const out: Array<{ text: string; indent: number }> = []
     const meta = record(r.meta)
