@@ -8,12 +8,16 @@
  * 3. `cli-tui.coldstart.run`: wall time of `harness run` with a one-answer `--script`, with vs
  *    without. Target: ratio ≈ 1 (the TUI must not slow `run`).
  *
+ * 4. `cli-tui.cputime.version` / `cli-tui.cputime.run`: the same runs' CPU time (user + system,
+ *    from the reaped children's counters in `/proc/self/stat`, Linux only): steadier than wall time
+ *    on a loaded machine.
+ *
  * Method: one warm-up of each, then `RUNS` rounds alternating the two bundles (so load on this
  * shared machine hits both alike); the value is the median over the rounds.
  */
 import * as esbuild from "esbuild"
 import { spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -46,12 +50,22 @@ const build = async (outfile: string, withTui: boolean): Promise<void> => {
   })
 }
 
-const wall = (args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv): number => {
+// CPU time (ms) of this process's reaped children: cutime + cstime (fields 16, 17; 100 ticks/s)
+const childrenCpuMs = (): number => {
+  if (!existsSync("/proc/self/stat")) return Number.NaN
+  const stat = readFileSync("/proc/self/stat", "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[13]) + Number(fields[14])) * 10
+}
+
+/** Spawns `node ...args`: its wall time and CPU time in ms; fails on a non-zero exit. */
+const measure = (args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv): { wall: number; cpu: number } => {
+  const cpu0 = childrenCpuMs()
   const t0 = performance.now()
   const result = spawnSync(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
-  const ms = performance.now() - t0
+  const wall = performance.now() - t0
   if (result.status !== 0) throw new Error(`node ${args.join(" ")} exited ${String(result.status)}: ${String(result.stderr)}`)
-  return ms
+  return { wall, cpu: childrenCpuMs() - cpu0 }
 }
 
 export async function run(): Promise<void> {
@@ -79,26 +93,30 @@ export async function run(): Promise<void> {
     }
     let homes = 0
     const home = () => ({ ...env, EFFECT_HARNESS_HOME: mkdtempSync(join(scratch, `home-${homes++}-`)), NO_COLOR: "1" })
-    const version = (bundle: string) => wall([bundle, "--version"], ws, home())
-    const runOnce = (bundle: string) => wall([bundle, "run", "--provider", "scripted", "--script", script, "hi"], ws, home())
+    const version = (bundle: string) => measure([bundle, "--version"], ws, home())
+    const runOnce = (bundle: string) => measure([bundle, "run", "--provider", "scripted", "--script", script, "hi"], ws, home())
     for (const b of [without, withTui]) {
       version(b)
       runOnce(b)
     }
-    const times = { version: [[], []] as Array<Array<number>>, run: [[], []] as Array<Array<number>> }
+    const samples = { version: [[], []] as Array<Array<{ wall: number; cpu: number }>>, run: [[], []] as Array<Array<{ wall: number; cpu: number }>> }
     for (let i = 0; i < RUNS; i++) {
       ;[without, withTui].forEach((b, k) => {
-        times.version[k]!.push(version(b))
-        times.run[k]!.push(runOnce(b))
+        samples.version[k]!.push(version(b))
+        samples.run[k]!.push(runOnce(b))
       })
     }
     for (const name of ["version", "run"] as const) {
-      report({
-        bench: `cli-tui.coldstart.${name}`,
-        unit: "ms (lower is better)",
-        value: Math.round(median(times[name][1]!)),
-        baseline: Math.round(median(times[name][0]!))
-      })
+      for (const metric of ["wall", "cpu"] as const) {
+        const of = (k: number) => Math.round(median(samples[name][k]!.map((x) => x[metric])))
+        if (Number.isNaN(of(0))) continue
+        report({
+          bench: `cli-tui.${metric === "wall" ? "coldstart" : "cputime"}.${name}`,
+          unit: "ms (lower is better)",
+          value: of(1),
+          baseline: of(0)
+        })
+      }
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true })

@@ -26,6 +26,8 @@ interface Pane {
   readonly paste: (text: string) => void
   /** the screen and its scrollback, as plain text */
   readonly screen: () => string
+  /** the screen with its escape sequences (colours) */
+  readonly rawScreen: () => string
   /** polls the screen until `predicate` holds (bounded); fails with the last screen */
   readonly waitFor: (what: string, predicate: (screen: string) => boolean) => Effect.Effect<string>
   readonly dead: () => boolean
@@ -73,6 +75,7 @@ const startChat = (
         tmux("paste-buffer", "-p", "-d")
       },
       screen,
+      rawScreen: () => tmux("capture-pane", "-p", "-e", "-S", "-500").stdout,
       dead: () => tmux("display-message", "-p", "#{pane_dead}").stdout.trim() === "1",
       waitFor: (what, predicate) =>
         Effect.gen(function*() {
@@ -212,7 +215,7 @@ describe.skipIf(!tmuxAvailable)("harness chat on a terminal (issue 15)", () => {
   )
 
   it.scopedLive(
-    "[issue 15] a 20-line bracketed paste is one user message",
+    "[issue 15] a 20-line bracketed paste is one user message; /model, /sessions, /help; NO_COLOR",
     () =>
       Effect.gen(function*() {
         const home = yield* Cli.tempDir("harness-tui-home-")
@@ -227,6 +230,18 @@ describe.skipIf(!tmuxAvailable)("harness chat on a terminal (issue 15)", () => {
         pane.keys("Enter")
         yield* pane.waitFor("the answer", (s) => s.includes("got the paste"))
         expect(userMessages(home)).toEqual([{ type: "user/message", text: lines.join("\n") }])
+        // slash commands
+        pane.type("/model other-model")
+        pane.keys("Enter")
+        yield* pane.waitFor("the model switch", (s) => s.includes("model: scripted/other-model") && /^scripted\/other-model/m.test(s))
+        pane.type("/sessions")
+        pane.keys("Enter")
+        yield* pane.waitFor("the session list", (s) => /harness-session-\S+ {2}\S+ {2}1 turn {2}pasted line 1/.test(s))
+        pane.type("/help")
+        pane.keys("Enter")
+        yield* pane.waitFor("the help", (s) => s.includes("/resume <id>") && s.includes("/compact [instructions]"))
+        // NO_COLOR: no colour sequence on the screen
+        expect(pane.rawScreen()).not.toMatch(/\x1b\[(?:[0-9;]*;)?(?:3[0-8]|9[0-7])[;m]/)
         pane.keys("C-d")
         yield* pane.waitFor("the exit", (s) => s.includes("resume with: harness chat --resume"))
       }),

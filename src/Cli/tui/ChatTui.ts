@@ -30,8 +30,14 @@
  *
  * @since 0.1.0
  */
-import type { Component } from "@mariozechner/pi-tui"
-import { decodeKittyPrintable, Editor, matchesKey, ProcessTerminal, TUI, wrapTextWithAnsi } from "@mariozechner/pi-tui"
+// deep imports: only the modules used reach the bundle (the package index also pulls in a
+// markdown parser and image support)
+import { Editor } from "@mariozechner/pi-tui/dist/components/editor.js"
+import { decodeKittyPrintable, matchesKey } from "@mariozechner/pi-tui/dist/keys.js"
+import { ProcessTerminal } from "@mariozechner/pi-tui/dist/terminal.js"
+import type { Component } from "@mariozechner/pi-tui/dist/tui.js"
+import { TUI } from "@mariozechner/pi-tui/dist/tui.js"
+import { wrapTextWithAnsi } from "@mariozechner/pi-tui/dist/utils.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"

@@ -17,8 +17,8 @@
  *
  * @since 0.1.0
  */
-import type { Component } from "@mariozechner/pi-tui"
-import { wrapTextWithAnsi } from "@mariozechner/pi-tui"
+import type { Component } from "@mariozechner/pi-tui/dist/tui.js"
+import { wrapTextWithAnsi } from "@mariozechner/pi-tui/dist/utils.js"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type * as Message from "../../Llm/Message.js"
