@@ -16,6 +16,9 @@
  * - Without a terminal (stdin piped from a file or a program) chat is a script: each line waits for
  *   the previous turn to settle before it is read, so `printf 'q1\nq2\n' | harness chat` runs two
  *   turns in order (steering needs a person at a terminal).
+ * - When stdin AND stdout are terminals, chat is the full-screen-width terminal UI of `tui/ChatTui`
+ *   (loaded only then, so `harness run` never pays for it; decision 0013). The line mode below
+ *   serves every other case (a pipe on either side) exactly as before.
  *
  * @since 0.1.0
  */
@@ -64,6 +67,45 @@ const help = [
 const err = (text: string) => Effect.sync(() => Output.processSinks.stderr(text))
 
 /**
+ * Opens the chat's agent over `session` (with `model` instead of the chosen one when given), in the
+ * current scope. Shared by the line mode and the terminal UI.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const openAgent = (options: {
+  readonly args: CommonOptions.Common
+  readonly choice: ProviderChoice.Choice
+  readonly session: Agent.SessionChoice
+  readonly model?: string
+}) =>
+  Agent.make({
+    provider: HarnessLayer.routeOf(options.choice),
+    model: options.model ?? options.choice.model,
+    session: options.session,
+    label: "harness",
+    ...CommonOptions.agentLimits(options.args)
+  }).pipe(
+    Effect.mapError((e) =>
+      e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
+    )
+  )
+
+/**
+ * The `/sessions` listing: stored sessions of every directory, most recent first (at most 20).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const storedSessionLines = Effect.gen(function*() {
+  const store = yield* SessionStore.SessionStore
+  const stored = yield* store.stored().pipe(Effect.orElseSucceed(() => []))
+  return stored.slice(0, 20).map((s) =>
+    `${s.header.id}  ${new Date(s.updatedAt).toISOString().slice(0, 16)}  ${s.turns} turn${s.turns === 1 ? "" : "s"}  ${s.firstPrompt ?? ""}`
+  )
+})
+
+/**
  * The `chat` command.
  *
  * @since 0.1.0
@@ -74,6 +116,11 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
     const cwd = CommonOptions.cwdOf(args)
     const choice = yield* ProviderChoice.resolve(args)
     yield* Run.announce(choice)
+    if (process.stdin.isTTY === true && process.stdout.isTTY === true) {
+      // the terminal UI, loaded only here (decision 0013)
+      const tui = yield* Effect.promise(() => import("../tui/ChatTui.js"))
+      return yield* tui.run({ args, choice, cwd })
+    }
     const interactive = process.stdin.isTTY === true
     const inputs = yield* Queue.unbounded<Input>()
     const interrupts = yield* Queue.unbounded<Input>()
@@ -138,7 +185,6 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
 
     const program = Effect.gen(function*() {
       const printer = Output.make("text", undefined, CommonOptions.modelFacts(args, HarnessLayer.routeOf(choice), choice.model))
-      const store = yield* SessionStore.SessionStore
       const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.CloseableScope } | undefined>(
         undefined
       )
@@ -146,18 +192,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
           const session = fresh ? { _tag: "New", cwd } as const : yield* CommonOptions.sessionChoice(args, cwd)
-          const agent = yield* Agent.make({
-            provider: HarnessLayer.routeOf(choice),
-            model: choice.model,
-            session,
-            label: "harness",
-            ...CommonOptions.agentLimits(args)
-          }).pipe(
-            Effect.mapError((e) =>
-              e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
-            ),
-            Scope.extend(scope)
-          )
+          const agent = yield* openAgent({ args, choice, session }).pipe(Scope.extend(scope))
           // one observer per append on the hot path: print, and report how each turn ended
           yield* agent.session.observe((event) => {
             if (event.type !== "turn/end") return printer.observe(event)
@@ -234,10 +269,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
             )
             yield* err("› ")
           } else if (name === "/sessions") {
-            const stored = yield* store.stored().pipe(Effect.orElseSucceed(() => []))
-            const lines = stored.slice(0, 20).map((s) =>
-              `${s.header.id}  ${new Date(s.updatedAt).toISOString().slice(0, 16)}  ${s.turns} turn${s.turns === 1 ? "" : "s"}  ${s.firstPrompt ?? ""}`
-            )
+            const lines = yield* storedSessionLines
             yield* err(`${lines.length === 0 ? "no stored sessions" : lines.join("\n")}\n› `)
           } else yield* err(`unknown command ${name} (try /help)\n› `)
           continue

@@ -1,24 +1,22 @@
 /**
  * Session errors in the user's words (one line, no rule ids): what the `sessions` commands and
- * `run`/`chat --resume` print. The typed `SessionError` keeps its code and rule-cited message for
- * programs; here the code decides the sentence, and any other message loses a leading rule id
- * (`S-21: …`).
+ * `run`/`chat --resume` print. The typed `SessionError` keeps its code (and the cited rules in its
+ * `rule` field) for programs; here the code decides the sentence.
  *
  * @since 0.1.0
  */
-import type { SessionError } from "../../Session/SessionError.js"
+import { type SessionError, splitRules } from "../../Session/SessionError.js"
 import { CliError } from "../CliError.js"
 import { ExitCode } from "../ExitCode.js"
 
-const ruleId = /^(?:[A-Z]{1,3}-\d+(?:\.\d+)?[a-z]?:\s*)+/
-
 /**
- * A message without leading rule ids (`S-21: boundary …` → `boundary …`).
+ * A message without rule ids (`S-21: boundary …` → `boundary …`; `SessionError.make` already moves them to the
+ * error's `rule` field, this also covers messages built elsewhere).
  *
  * @since 0.1.0
  * @category utils
  */
-export const withoutRuleId = (message: string): string => message.replace(ruleId, "")
+export const withoutRuleId = (message: string): string => splitRules(message).message
 
 /**
  * The one-line sentence for a session error.

@@ -1,0 +1,617 @@
+/**
+ * `harness chat` on a terminal: a terminal UI on pi-tui (decision 0013). Loaded lazily by
+ * `commands/Chat` only when stdin and stdout are both terminals.
+ *
+ * The screen, top to bottom: a banner (provider/model, session id), the transcript
+ * ({@link ChatView.ChatView}), an activity line (a spinner with the turn's elapsed time while it
+ * runs), the approval panel while a tool call waits for an answer, the input editor, and a status
+ * line (provider/model, tokens used, context use, cost when known).
+ *
+ * Behaviour:
+ * - The input editor is its own region: streamed output is drawn above it and never lands in it;
+ *   text typed while an answer streams stays in the editor (and survives every redraw) until
+ *   Enter. Enter while the agent works STEERS the running turn (the model reads the message before
+ *   its next step; if the turn ends first, the message starts the next turn), as in the line mode.
+ *   Shift/Alt+Enter adds a line.
+ * - Bracketed paste: a multi-line paste is inserted into the editor as text (a long one as a
+ *   `[paste #1 +20 lines]` marker) and sent as ONE message on Enter.
+ * - Approval questions open a separate panel answered with single keys (`y`, `n`/Esc, `a`, `p`,
+ *   `v`); the editor's draft is kept untouched. Keys typed in the first
+ *   {@link Approval.DEFAULT_DISCARD_MS} ms after the panel appears still go to the draft, so a key
+ *   meant for the draft cannot answer a question that just popped up; other keys never reach the
+ *   draft or the answer while the panel has the focus.
+ * - Ctrl-C cancels the running turn (a second one while it settles exits); while idle it clears
+ *   a non-empty input, else exits. Ctrl-D on an empty input exits after the running turn. Ctrl-T
+ *   shows or hides reasoning. SIGTERM / SIGHUP cancel, save and exit 143 / 129 as in line mode.
+ * - Slash commands: `/help`, `/model [id]`, `/compact [instructions]`, `/sessions`, `/resume <id>`,
+ *   `/new`, `/exit`.
+ * - Anything else written to stderr while the UI runs (warnings, diagnostics) is shown as a dim
+ *   line in the transcript instead of tearing the screen.
+ *
+ * @since 0.1.0
+ */
+// deep imports: only the modules used reach the bundle (the package index also pulls in a
+// markdown parser and image support)
+import { Editor } from "@mariozechner/pi-tui/dist/components/editor.js"
+import { decodeKittyPrintable, matchesKey } from "@mariozechner/pi-tui/dist/keys.js"
+import { ProcessTerminal } from "@mariozechner/pi-tui/dist/terminal.js"
+import type { Component } from "@mariozechner/pi-tui/dist/tui.js"
+import { TUI } from "@mariozechner/pi-tui/dist/tui.js"
+import { wrapTextWithAnsi } from "@mariozechner/pi-tui/dist/utils.js"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as ContentBlock from "../../Llm/ContentBlock.js"
+import * as ModelCatalog from "../../Llm/ModelCatalog.js"
+import type * as Agent from "../../Loop/Agent.js"
+import { CliError } from "../CliError.js"
+import * as Chat from "../commands/Chat.js"
+import * as CommonOptions from "../CommonOptions.js"
+import * as HarnessLayer from "../HarnessLayer.js"
+import type * as ProviderChoice from "../ProviderChoice.js"
+import * as SaveCheck from "../SaveCheck.js"
+import * as Signals from "../Signals.js"
+import * as Approval from "../tools/Approval.js"
+import * as Transcript from "../Transcript.js"
+import { ChatView } from "./ChatView.js"
+import * as Style from "./Style.js"
+
+/**
+ * What `commands/Chat` hands over.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Context {
+  readonly args: CommonOptions.Common
+  readonly choice: ProviderChoice.Choice
+  readonly cwd: string
+}
+
+type Input =
+  | { readonly _tag: "Line"; readonly text: string }
+  | { readonly _tag: "Interrupt" }
+  | { readonly _tag: "Stop"; readonly stop: Signals.Stop }
+  | { readonly _tag: "Eof" }
+
+/** after a key typed into the draft, the approval panel takes keys only after this pause (ms) */
+const TYPING_PAUSE_MS = 1000
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+const HELP = [
+  "Enter sends. Enter while the agent works steers the running turn (read before its next step;",
+  "  if the turn ends first, the message starts the next turn). Shift+Enter or Alt+Enter: new line.",
+  "  A paste stays one message, however many lines it has. Up/Down: earlier inputs.",
+  "Ctrl-C cancels the running turn; while idle it clears the input, then exits. Ctrl-D on an empty",
+  "  input exits. Ctrl-T shows or hides the model's thinking.",
+  "/help                     this help",
+  "/model [id]               show or switch the model (the session goes on)",
+  "/compact [instructions]   summarise the conversation so far to free context",
+  "/sessions                 list stored sessions",
+  "/resume <id>              continue a stored session",
+  "/new                      start a new session",
+  "/exit                     quit"
+].join("\n")
+
+const component = (render: (width: number) => Array<string>): Component => ({ render, invalidate: () => {} })
+
+const wrapAll = (lines: ReadonlyArray<string>, width: number): Array<string> =>
+  lines.flatMap((line) => wrapTextWithAnsi(line, Math.max(10, width)))
+
+const keyOf = (data: string): string => decodeKittyPrintable(data) ?? data
+
+/** one pending approval question */
+interface Question {
+  readonly text: string
+  readonly details: Approval.Rendered | undefined
+  readonly answer: (answer: Approval.Answer) => void
+  expanded: boolean
+}
+
+/**
+ * The terminal UI's screen: the pi-tui tree and its state (imperative, driven by the Effect loop
+ * of {@link run}).
+ */
+class Screen {
+  readonly tui: TUI
+  readonly editor: Editor
+  readonly view: ChatView
+  readonly questions: Array<Question> = []
+  running = false
+  runningSince = 0
+  cancelling = false
+  sessionId = ""
+  model: string
+  facts: ModelCatalog.ModelFacts
+  private readonly panel: Component & { handleInput: (data: string) => void }
+  private readonly activity: Component = component((width) => this.renderActivity(width))
+
+  constructor(
+    readonly style: Style.Style,
+    readonly context: Context,
+    readonly provider: string
+  ) {
+    this.tui = new TUI(new ProcessTerminal())
+    this.model = context.choice.model
+    this.facts = CommonOptions.modelFacts(context.args, provider, this.model)
+    this.view = new ChatView(style, context.cwd)
+    const s = style
+    this.editor = new Editor(this.tui, {
+      borderColor: s.dim,
+      selectList: {
+        selectedPrefix: s.cyan,
+        selectedText: s.bold,
+        description: s.dim,
+        scrollInfo: s.dim,
+        noMatch: s.dim
+      }
+    })
+    this.panel = {
+      invalidate: () => {},
+      render: (width) => this.renderQuestion(width),
+      handleInput: (data) => this.answerKey(data)
+    }
+    this.tui.addChild(component((width) =>
+      wrapAll([
+        `${s.bold("effect-harness")} ${s.dim("·")} ${s.cyan(`${this.provider}/${this.model}`)} ${s.dim(`· session ${this.sessionId}`)}`,
+        s.dim("Enter sends · Enter while working steers · Ctrl-C cancels · /help")
+      ], width)
+    ))
+    this.tui.addChild(this.view)
+    this.tui.addChild(this.activity)
+    this.tui.addChild(this.panel)
+    this.tui.addChild(this.editor)
+    this.tui.addChild(component((width) => this.renderStatus(width)))
+    this.focus("editor")
+  }
+
+  private restoreStderr: (() => void) | undefined
+  private started = false
+
+  /** takes the terminal: raw input, bracketed paste, and stderr shown in the transcript */
+  start(): void {
+    if (this.started) return
+    this.started = true
+    // stderr writes (warnings, diagnostics) become transcript lines while the UI owns the terminal
+    const original = process.stderr.write
+    const capture = (chunk: string | Uint8Array, ..._rest: Array<unknown>): boolean => {
+      const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8")
+      const clean = Approval.neutralize(Style.strip(text)).replace(/\n+$/, "")
+      if (clean !== "") this.notice(clean)
+      return true
+    }
+    process.stderr.write = capture as typeof process.stderr.write
+    this.restoreStderr = () => {
+      process.stderr.write = original
+    }
+    this.tui.start()
+  }
+
+  /** gives the terminal back (idempotent): the transcript stays, the cursor on a fresh line */
+  stop(): void {
+    if (!this.started) return
+    this.started = false
+    this.cancelQuestions()
+    if (this.armTimer !== undefined) clearTimeout(this.armTimer)
+    this.tui.stop()
+    this.restoreStderr?.()
+    this.restoreStderr = undefined
+  }
+
+  render(): void {
+    this.view.awaitingApproval = this.questions.length > 0
+    this.tui.requestRender()
+  }
+
+  /** the last frame: the transcript and the status line, without the input and activity lines */
+  lastFrame(): void {
+    this.running = false
+    this.tui.removeChild(this.activity)
+    this.tui.removeChild(this.panel)
+    this.tui.removeChild(this.editor)
+    this.render()
+  }
+
+  notice(text: string, paint?: Style.Paint): void {
+    this.view.notice(text, paint)
+    this.render()
+  }
+
+  private renderActivity(width: number): Array<string> {
+    const s = this.style
+    if (!this.running) return []
+    const elapsed = Date.now() - this.runningSince
+    const frame = FRAMES[Math.floor(elapsed / 80) % FRAMES.length]!
+    const what = this.cancelling ? "cancelling" : this.questions.length > 0 ? "waiting for your answer" : "working"
+    return wrapAll(["", `${s.cyan(frame)} ${what} ${s.dim(`${(elapsed / 1000).toFixed(1)}s · Ctrl-C cancels`)}`], width)
+  }
+
+  private renderStatus(width: number): Array<string> {
+    const s = this.style
+    const parts = [`${this.provider}/${this.model}`]
+    const total = this.view.totalUsage
+    if (total !== undefined) parts.push(Transcript.renderUsage(total))
+    const last = this.view.lastUsage
+    if (last !== undefined) {
+      const context = last.inputTokens + (last.cacheReadTokens ?? 0) + (last.cacheWriteTokens ?? 0) + last.outputTokens
+      parts.push(`ctx ${Math.round((100 * context) / this.facts.contextWindow)}% of ${Math.round(this.facts.contextWindow / 1000)}k`)
+      const cost = total === undefined ? undefined : ModelCatalog.costOf(this.facts, total)
+      if (cost !== undefined) parts.push(`$${cost.toFixed(4)}`)
+    }
+    return wrapAll([s.dim(parts.join(" · "))], width)
+  }
+
+  private renderQuestion(width: number): Array<string> {
+    const q = this.questions[0]
+    if (q === undefined) return []
+    const s = this.style
+    const offersRule = q.details?.rule !== undefined
+    const keys = `y yes · n no${offersRule ? " · a always (session) · p always (project)" : ""}${
+      q.details !== undefined && q.details.hidden > 0 && !q.expanded ? " · v view all" : ""
+    } · Esc no`
+    const shown = q.details === undefined ? q.text : q.text.split("\n").slice(0, -1).join("\n")
+    const body = q.expanded && q.details !== undefined ? q.details.full : shown
+    const inner = Math.max(10, width - 2)
+    const lines = wrapAll(body.split("\n"), inner).map((l) => `${s.yellow("│")} ${l}`)
+    return [
+      s.yellow(`╭─ approval ${"─".repeat(Math.max(0, width - 13))}`).slice(0, width + 20),
+      ...lines,
+      ...wrapAll([s.yellow("│ ") + s.bold(keys)], width),
+      ...(this.armed() ? [] : wrapAll([s.yellow("│ ") + s.dim("(typing goes to your draft below; answer after a pause)")], width)),
+      s.yellow(`╰${"─".repeat(Math.max(0, width - 1))}`)
+    ]
+  }
+
+  private answerKey(data: string): void {
+    const q = this.questions[0]
+    if (q === undefined) return
+    const key = keyOf(data).toLowerCase()
+    const offersRule = q.details?.rule !== undefined
+    if (key === "y") return this.settle(true)
+    if (key === "n" || matchesKey(data, "escape")) return this.settle(false)
+    if (offersRule && key === "a") return this.settle("always-session")
+    if (offersRule && key === "p") return this.settle("always-project")
+    if (key === "v" && q.details !== undefined && q.details.hidden > 0) {
+      q.expanded = true
+      this.render()
+      return
+    }
+    // any other key belongs to the draft: it goes to the editor, and the panel takes keys again
+    // only after a pause in typing (so a "y" inside a word never answers)
+    this.focus("editor")
+    this.editor.handleInput(data)
+    this.arm(TYPING_PAUSE_MS)
+  }
+
+  /** a key reached the editor while a question waits: the panel waits for a pause in typing */
+  typedWhileAsked(): void {
+    if (this.questions.length > 0) this.arm(TYPING_PAUSE_MS)
+  }
+
+  private settle(answer: Approval.Answer): void {
+    const q = this.questions.shift()
+    if (q === undefined) return
+    this.focus("editor")
+    if (this.questions.length > 0) this.arm(Approval.DEFAULT_DISCARD_MS)
+    this.render()
+    q.answer(answer)
+  }
+
+  private armTimer: ReturnType<typeof setTimeout> | undefined
+  private panelFocused = false
+
+  /** `true` when the approval panel takes keys */
+  armed(): boolean {
+    return this.panelFocused
+  }
+
+  private focus(target: "editor" | "panel"): void {
+    this.panelFocused = target === "panel"
+    this.tui.setFocus(target === "panel" ? this.panel : this.editor)
+  }
+
+  // the panel takes the focus after `ms` (keys typed meanwhile still go to the draft)
+  private arm(ms: number): void {
+    if (this.armTimer !== undefined) clearTimeout(this.armTimer)
+    this.armTimer = setTimeout(() => {
+      this.armTimer = undefined
+      if (this.questions.length > 0) this.focus("panel")
+      this.render()
+    }, ms)
+    this.render()
+  }
+
+  private unarm(): void {
+    if (this.armTimer !== undefined) clearTimeout(this.armTimer)
+    this.armTimer = undefined
+    this.focus("editor")
+    this.render()
+  }
+
+  ask(text: string, details: Approval.Rendered | undefined, answer: (answer: Approval.Answer) => void): Question {
+    const q: Question = { text, details, answer, expanded: false }
+    this.questions.push(q)
+    if (this.questions.length === 1) this.arm(Approval.DEFAULT_DISCARD_MS)
+    return q
+  }
+
+  withdraw(q: Question): void {
+    const index = this.questions.indexOf(q)
+    if (index < 0) return
+    this.questions.splice(index, 1)
+    if (index === 0) {
+      if (this.questions.length > 0) this.arm(Approval.DEFAULT_DISCARD_MS)
+      else this.unarm()
+    }
+  }
+
+  /** answers every open question "cancelled" (end of input) */
+  cancelQuestions(): void {
+    const open = this.questions.splice(0)
+    this.unarm()
+    for (const q of open) q.answer(undefined)
+  }
+}
+
+/**
+ * Runs the chat on the terminal until `/exit`, Ctrl-C while idle, Ctrl-D or a signal.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = (context: Context) =>
+  Effect.gen(function*() {
+    const { args, choice, cwd } = context
+    const style = Style.make(Style.colorEnabled(process.env, true))
+    const provider = HarnessLayer.routeOf(choice)
+    const inputs = yield* Queue.unbounded<Input>()
+    const interrupts = yield* Queue.unbounded<Input>()
+    let inputClosed = false
+
+    const screen = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const screen = new Screen(style, context, provider)
+        screen.editor.onSubmit = (text) => {
+          if (text.trim() === "") return
+          screen.editor.addToHistory(text)
+          Queue.unsafeOffer(inputs, { _tag: "Line", text })
+        }
+        screen.tui.addInputListener((data) => {
+          if (matchesKey(data, "ctrl+c")) {
+            if (!screen.running && screen.questions.length === 0 && screen.editor.getText() !== "") {
+              screen.editor.setText("")
+              screen.render()
+            } else Queue.unsafeOffer(interrupts, { _tag: "Interrupt" })
+            return { consume: true }
+          }
+          if (matchesKey(data, "ctrl+d") && screen.editor.getText() === "" && screen.questions.length === 0) {
+            inputClosed = true
+            Queue.unsafeOffer(inputs, { _tag: "Eof" })
+            return { consume: true }
+          }
+          screen.typedWhileAsked()
+          if (matchesKey(data, "ctrl+t")) {
+            screen.view.toggleReasoning()
+            screen.render()
+            return { consume: true }
+          }
+          return undefined
+        })
+        screen.start()
+        return screen
+      }),
+      (screen) => Effect.sync(() => screen.stop())
+    )
+    // a SIGINT from outside the terminal (kill -INT) counts as Ctrl-C
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const onSigint = () => Queue.unsafeOffer(interrupts, { _tag: "Interrupt" })
+        process.on("SIGINT", onSigint)
+        return onSigint
+      }),
+      (onSigint) => Effect.sync(() => void process.off("SIGINT", onSigint))
+    )
+    // the spinner and elapsed times move while a turn runs
+    yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        setInterval(() => {
+          if (screen.running) screen.render()
+        }, 100)
+      ),
+      (timer) => Effect.sync(() => clearInterval(timer))
+    )
+
+    const prompt: Approval.Prompt = Object.assign(
+      (question: string, details?: Approval.Rendered) =>
+        Effect.async<Approval.Answer>((resume) => {
+          if (inputClosed) return resume(Effect.succeed(undefined))
+          const q = screen.ask(question, details, (answer) => resume(Effect.succeed(answer)))
+          return Effect.sync(() => screen.withdraw(q))
+        }),
+      { answersAlways: true }
+    )
+    const setup: HarnessLayer.Setup = {
+      choice,
+      cwd,
+      store: args.store,
+      approval: Approval.modeFor({ yes: args.yes, interactive: true }),
+      prompt,
+      mcpConfig: args.mcpConfig,
+      sandbox: CommonOptions.sandboxOf(args),
+      ...CommonOptions.settingsOf(args)
+    }
+    const stops = yield* Signals.listen(["SIGTERM", "SIGHUP"])
+    yield* Queue.take(stops).pipe(
+      Effect.flatMap((stop) => Queue.offer(interrupts, { _tag: "Stop", stop })),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    const stopped = yield* Ref.make<Signals.Stop | undefined>(undefined)
+
+    const program = Effect.gen(function*() {
+      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.CloseableScope } | undefined>(
+        undefined
+      )
+      const open = (session: Agent.SessionChoice, model: string) =>
+        Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const agent = yield* Chat.openAgent({ args, choice, session, model }).pipe(
+            Scope.extend(scope),
+            Effect.onError(() => Scope.close(scope, Exit.void))
+          )
+          const previous = yield* Ref.getAndSet(current, { agent, scope })
+          if (previous !== undefined) yield* Scope.close(previous.scope, Exit.void)
+          screen.view.clear()
+          screen.sessionId = agent.id
+          screen.model = model
+          screen.facts = CommonOptions.modelFacts(args, provider, model)
+          // a resumed session shows what happened so far
+          for (const event of yield* agent.session.events) screen.view.onEvent(event, false)
+          yield* agent.session.observe((event) =>
+            Effect.sync(() => {
+              screen.view.onEvent(event)
+              screen.render()
+            })
+          ).pipe(Scope.extend(scope))
+          yield* agent.statusChanges.pipe(
+            Stream.changes,
+            Stream.runForEach((status) =>
+              Effect.sync(() => {
+                const running = status === "running"
+                if (running && !screen.running) screen.runningSince = Date.now()
+                screen.running = running
+                if (!running) screen.cancelling = false
+                screen.render()
+              })
+            ),
+            Effect.forkIn(scope)
+          )
+          screen.render()
+          return agent
+        })
+      yield* Effect.addFinalizer(() =>
+        Effect.flatMap(Ref.getAndSet(current, undefined), (c) => c === undefined ? Effect.void : Scope.close(c.scope, Exit.void))
+      )
+
+      let agent = yield* open(yield* CommonOptions.sessionChoice(args, cwd), choice.model)
+      const stopTurn = (stop: Signals.Stop) =>
+        Effect.gen(function*() {
+          yield* Ref.set(stopped, stop)
+          yield* Signals.armHardExit
+          yield* agent.cancel(Signals.reason(stop))
+          yield* agent.whenIdle
+        })
+      // switch to another session or model; on failure the current one stays
+      const reopen = (session: Agent.SessionChoice, model: string, same: boolean) =>
+        Effect.gen(function*() {
+          yield* SaveCheck.ensureSaved(agent.id)
+          if (same) {
+            // the same session: its lock must be released before it is opened again
+            const c = yield* Ref.getAndSet(current, undefined)
+            if (c !== undefined) yield* Scope.close(c.scope, Exit.void)
+          }
+          agent = yield* open(session, model)
+        }).pipe(
+          Effect.catchAll((e) =>
+            Effect.gen(function*() {
+              screen.notice(`error: ${e.message}`, style.red)
+              if ((yield* Ref.get(current)) === undefined) agent = yield* open({ _tag: "Resume", id: agent.id }, screen.model)
+            })
+          )
+        )
+
+      while (true) {
+        const input = yield* Effect.raceFirst(Queue.take(interrupts), Queue.take(inputs))
+        const status = yield* agent.status
+        if (input._tag === "Eof") {
+          screen.cancelQuestions()
+          const during = yield* Effect.raceFirst(Effect.as(agent.whenIdle, undefined), Queue.take(interrupts))
+          if (during?._tag === "Stop") yield* stopTurn(during.stop)
+          else if (during !== undefined) {
+            yield* agent.cancel("cancelled by the user")
+            yield* agent.whenIdle
+          }
+          break
+        }
+        if (input._tag === "Stop") {
+          yield* stopTurn(input.stop)
+          break
+        }
+        if (input._tag === "Interrupt") {
+          if (status === "running" && !screen.cancelling) {
+            screen.cancelling = true
+            screen.render()
+            yield* agent.cancel("cancelled by the user")
+            continue
+          }
+          if (status === "running") {
+            yield* Signals.armHardExit
+            yield* agent.cancel("cancelled by the user")
+            yield* agent.whenIdle
+          }
+          break
+        }
+        const text = input.text.trim()
+        const [name = ""] = text.split(/\s+/)
+        const rest = text.slice(name.length).trim()
+        const idle = status !== "running"
+        if (text.startsWith("/") && !text.includes("\n")) {
+          if (name === "/exit" || name === "/quit") break
+          if (name === "/help") {
+            screen.notice(HELP)
+            continue
+          }
+          if (name === "/compact") {
+            screen.notice("compacting…")
+            yield* agent.compact(rest === "" ? {} : { instructions: rest }).pipe(
+              Effect.catchAll((e) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red)))
+            )
+            continue
+          }
+          if (name === "/sessions") {
+            const lines = yield* Chat.storedSessionLines
+            screen.notice(lines.length === 0 ? "no stored sessions" : lines.join("\n"))
+            continue
+          }
+          if (name === "/model" || name === "/resume" || name === "/new") {
+            if (!idle) {
+              screen.notice(`${name} waits for the running turn: let it finish or press Ctrl-C`, style.yellow)
+              continue
+            }
+            if (name === "/model") {
+              if (rest === "") screen.notice(`model: ${provider}/${screen.model}`)
+              else {
+                yield* reopen({ _tag: "Resume", id: agent.id }, rest, true)
+                screen.notice(`model: ${provider}/${screen.model}`)
+              }
+            } else if (name === "/resume") {
+              if (rest === "") screen.notice("usage: /resume <session id> (see /sessions)", style.yellow)
+              else if (rest === agent.id) screen.notice("that is the current session")
+              else yield* reopen({ _tag: "Resume", id: rest }, screen.model, false)
+            } else yield* reopen({ _tag: "New", cwd }, screen.model, false)
+            continue
+          }
+          screen.notice(`unknown command ${name} (try /help)`, style.yellow)
+          continue
+        }
+        const content = [ContentBlock.text(input.text)]
+        yield* (idle ? agent.send(content) : agent.steer(content)).pipe(
+          Effect.catchAll((e) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red)))
+        )
+      }
+      yield* SaveCheck.ensureSaved(agent.id)
+      return agent.id
+    })
+    const id = yield* program.pipe(Effect.provide(HarnessLayer.layer(setup)))
+    // leave the screen: the transcript stays, the prompt returns on a fresh line
+    yield* Effect.sync(() => screen.lastFrame())
+    yield* Effect.sleep("50 millis") // one render frame (pi-tui renders at most every 16 ms)
+    yield* Effect.sync(() => screen.stop())
+    const stop = yield* Ref.get(stopped)
+    yield* Effect.sync(() => void process.stderr.write(`resume with: harness chat --resume ${id}\n`))
+    if (stop !== undefined) return yield* new CliError({ message: "", exitCode: Signals.exitCode(stop) })
+  }).pipe(Effect.scoped)
