@@ -64,9 +64,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 import * as crypto from "node:crypto"
 import * as path from "node:path"
 import type { SessionId } from "../../Llm/Message.js"
@@ -78,8 +76,9 @@ import type { Loaded, Location, Service, SessionSummary } from "../SessionPersis
 import { SessionPersistence } from "../SessionPersistence.js"
 import * as DataDir from "./DataDir.js"
 import * as IdEncoding from "./IdEncoding.js"
-import * as PerId from "./PerId.js"
+import * as FilePool from "./FilePool.js"
 import * as Lock from "./Lock.js"
+import * as PerId from "./PerId.js"
 import * as Records from "./Records.js"
 import * as SaveFailure from "./SaveFailure.js"
 import * as Summary from "./Summary.js"
@@ -93,7 +92,21 @@ import * as Summary from "./Summary.js"
 export interface Options {
   /** the sessions root; default `DataDir.sessionsRoot` */
   readonly root?: string
+  /**
+   * at most this many files open at once (logs kept open for appending, reads, lock and temporary
+   * files; `FilePool`); default {@link DEFAULT_MAX_OPEN_FILES}
+   */
+  readonly maxOpenFiles?: number
 }
+
+/**
+ * The default bound of open files per backend instance: far below the usual per-process limits
+ * (256 on macOS, 1024 on Linux), so sockets and the host service keep room.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_OPEN_FILES = 64
 
 /**
  * The `Location.kind` of this backend.
@@ -129,16 +142,12 @@ interface Entry {
   size: number
   /** batches were written since the last fsync */
   dirty: boolean
+  /** created while this instance held the id's lock: forgotten with the lock even if never stored */
+  readonly underLock: boolean
 }
-
-const ioError = (file: string, op: string) => (e: PlatformError.PlatformError): SessionError.SessionError =>
-  SessionError.make("IO", `${op} ${file}: ${e.message}`, { file, cause: e })
 
 const isReason = (e: PlatformError.PlatformError, reason: string): boolean =>
   e._tag === "SystemError" && e.reason === reason
-
-const saveFailed = (file: string, op: string, sessionId: string) => (error: unknown): SessionError.SessionError =>
-  SaveFailure.make({ file, op, error, sessionId })
 
 /** `.<encoded id>.jsonl.<24 hex token>.tmp`: a first write's temporary file */
 const orphanRe = /^\.(.+)\.jsonl\.[0-9a-f]{24}\.tmp$/
@@ -271,8 +280,22 @@ export const make = (
     const serialized = PerId.makeSerializer()
     /** ids whose writer lock this instance holds */
     const held = new Set<string>()
-    /** open append handles of held sessions (see `withHandle`) */
-    const handles = new Map<string, { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }>()
+    /** every descriptor this instance opens (append handles of held logs cached, LRU) */
+    const pool = FilePool.make(options.maxOpenFiles ?? DEFAULT_MAX_OPEN_FILES)
+    const limits: SaveFailure.FileLimits = {
+      processLimit: yield* FilePool.processLimit,
+      poolMax: pool.max,
+      option: "the JSONL backend's maxOpenFiles"
+    }
+
+    const saveFailed = (file: string, op: string, sessionId?: string) => (error: unknown): SessionError.SessionError =>
+      SaveFailure.make({ file, op, error, limits, ...(sessionId === undefined ? {} : { sessionId }) })
+
+    /** a failed file operation: `IO`, or `PERSISTENCE_FAILED` naming the limit when out of descriptors */
+    const ioError = (file: string, op: string) => (e: PlatformError.PlatformError): SessionError.SessionError =>
+      SaveFailure.isTooManyFiles(e)
+        ? saveFailed(file, op)(e)
+        : SessionError.make("IO", `${op} ${file}: ${e.message}`, { file, cause: e })
 
     const fileIn = (bucket: string, encoded: string) => path.join(root, bucket, `${encoded}.jsonl`)
 
@@ -305,10 +328,18 @@ export const make = (
       })
 
     const locksDir = path.join(root, "locks")
-    const lockStore = (encoded: string) => Lock.fileStore(fs, path.join(locksDir, `${encoded}.lock`))
+    const lockStore = (encoded: string): Lock.Store => {
+      const store = Lock.fileStore(fs, path.join(locksDir, `${encoded}.lock`))
+      return {
+        describe: store.describe,
+        tryInsert: (owner) => pool.withSlot(store.tryInsert(owner)),
+        read: pool.withSlot(store.read),
+        removeIf: (token) => pool.withSlot(store.removeIf(token))
+      }
+    }
 
     const fsyncDirectory = (dir: string) =>
-      Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(
+      pool.withSlot(Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync))).pipe(
         // contained: some platforms and file systems cannot fsync a directory ("if possible", D-9)
         Effect.catchAll((e) => Effect.logDebug(`could not fsync directory ${dir}`, e))
       )
@@ -331,7 +362,7 @@ export const make = (
         if (yield* heldByLiveWriter(encoded)) return
         const tmp = path.join(dir, name)
         const final = path.join(dir, `${encoded}.jsonl`)
-        const bytes = yield* fs.readFile(tmp).pipe(Effect.mapError(ioError(tmp, "read")))
+        const bytes = yield* pool.withSlot(fs.readFile(tmp)).pipe(Effect.mapError(ioError(tmp, "read")))
         const parsed = parseLog(bytes, tmp, id)
         const complete = Either.isRight(parsed) && parsed.right.dropped === 0 && bytes[bytes.byteLength - 1] === NL
         if (complete && !(yield* fileExists(final))) {
@@ -375,7 +406,7 @@ export const make = (
 
     const readParsed = (id: string, file: string) =>
       Effect.flatMap(
-        fs.readFile(file).pipe(
+        pool.withSlot(fs.readFile(file)).pipe(
           Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
           Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(file, "read")(e)))
         ),
@@ -407,7 +438,7 @@ export const make = (
         let size = parsed.keepBytes
         if (parsed.dropped > 0 || closers.length > 0) {
           const tail = Buffer.from(closers.map((e) => `${Records.encodeEvent(e)}\n`).join(""), "utf8")
-          yield* Effect.scoped(
+          yield* pool.withSlot(Effect.scoped(
             Effect.gen(function*() {
               const handle = yield* fs.open(file, { flag: "r+" })
               if (parsed.dropped > 0) yield* handle.truncate(parsed.keepBytes)
@@ -415,11 +446,19 @@ export const make = (
               if (tail.byteLength > 0) yield* handle.writeAll(tail)
               yield* handle.sync
             })
-          ).pipe(Effect.mapError(saveFailed(file, "repair", id)))
+          )).pipe(Effect.mapError(saveFailed(file, "repair", id)))
           size += tail.byteLength
         }
         const events = closers.length === 0 ? parsed.events : parsed.events.concat(closers)
-        entries.set(id, { header: parsed.header, path: file, stored: true, nextSeq: events.length, size, dirty: false })
+        entries.set(id, {
+          header: parsed.header,
+          path: file,
+          stored: true,
+          nextSeq: events.length,
+          size,
+          dirty: false,
+          underLock: held.has(id)
+        })
         return { header: parsed.header, events, repaired: closers, truncated: parsed.dropped }
       })
 
@@ -446,13 +485,13 @@ export const make = (
         for (const event of events) text += `${Records.encodeEvent(event)}\n`
         const bytes = Buffer.from(text, "utf8")
         yield* Effect.gen(function*() {
-          yield* Effect.scoped(
+          yield* pool.withSlot(Effect.scoped(
             Effect.gen(function*() {
               const handle = yield* fs.open(tmp, { flag: "wx", mode: FILE_MODE })
               yield* handle.writeAll(bytes)
               yield* handle.sync
             })
-          ).pipe(Effect.mapError(saveFailed(tmp, "write", id)))
+          )).pipe(Effect.mapError(saveFailed(tmp, "write", id)))
           yield* fs.link(tmp, entry.path).pipe(
             Effect.mapError((e) =>
               isReason(e, "AlreadyExists")
@@ -475,36 +514,19 @@ export const make = (
 
     /**
      * Runs `f` with an append handle of the log: while this instance holds the session's writer
-     * lock, one handle stays open until the lock is released (write-through costs one `write` per
-     * batch); otherwise the log is opened for this call only. A failure drops the cached handle.
+     * lock, the handle stays open in the pool between batches (write-through costs one `write` per
+     * batch) until the lock is released or the pool needs the descriptor for another log (LRU);
+     * otherwise the log is opened for this call only. A failure closes the handle.
      */
     const withHandle = <A, E>(
       entry: Entry,
       f: (handle: FileSystem.File) => Effect.Effect<A, E>
     ): Effect.Effect<A, E | PlatformError.PlatformError> => {
-      const id = entry.header.id
-      if (!held.has(id)) return Effect.scoped(Effect.flatMap(fs.open(entry.path, { flag: "a", mode: FILE_MODE }), f))
-      const cached = handles.get(id)
-      const handle = cached !== undefined
-        ? Effect.succeed(cached.file)
-        : Effect.gen(function*() {
-          const scope = yield* Scope.make()
-          const file = yield* Scope.extend(fs.open(entry.path, { flag: "a", mode: FILE_MODE }), scope).pipe(
-            Effect.onError(() => Scope.close(scope, Exit.void))
-          )
-          handles.set(id, { file, scope })
-          return file
-        })
-      return Effect.flatMap(handle, f).pipe(Effect.onError(() => dropHandle(id)))
+      const open = fs.open(entry.path, { flag: "a", mode: FILE_MODE })
+      return held.has(entry.header.id)
+        ? pool.withFile(entry.header.id, open, f)
+        : pool.withSlot(Effect.scoped(Effect.flatMap(open, f)))
     }
-
-    const dropHandle = (id: string) =>
-      Effect.suspend(() => {
-        const cached = handles.get(id)
-        if (cached === undefined) return Effect.void
-        handles.delete(id)
-        return Scope.close(cached.scope, Exit.void)
-      })
 
     const appendWrite = (entry: Entry, events: ReadonlyArray<SessionEvent>, sync: boolean) =>
       Effect.gen(function*() {
@@ -563,7 +585,7 @@ export const make = (
     // -- list -----------------------------------------------------------------------------------
 
     const summarize = (file: string, expectedId: string) =>
-      Effect.scoped(
+      pool.withSlot(Effect.scoped(
         Effect.gen(function*() {
           const handle = yield* fs.open(file, { flag: "r" })
           const size = Number((yield* handle.stat).size)
@@ -650,7 +672,7 @@ export const make = (
           }
           return Summary.make({ header, lastTime, lastTurn, firstTurn, firstPrompt, location: { kind: KIND, path: file } })
         })
-      ).pipe(
+      )).pipe(
         Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed(undefined)),
         Effect.mapError(ioError(file, "read"))
       )
@@ -709,7 +731,8 @@ export const make = (
             stored: false,
             nextSeq: 0,
             size: 0,
-            dirty: false
+            dirty: false,
+            underLock: held.has(header.id)
           })
         }))
       })
@@ -721,10 +744,20 @@ export const make = (
           Effect.mapError(ioError(locksDir, "create directory"))
         )
         yield* Lock.acquire(lockStore(encoded), id)
-        // released first (finalizers run in reverse): the cached append handle closes before the lock goes
+        // released first (finalizers run in reverse): the cached append handle closes before the
+        // lock goes, and the instance forgets the session (the log is the truth; a later writer
+        // adopts it again), so released sessions leave nothing behind
         yield* Effect.acquireRelease(
           Effect.sync(() => held.add(id)),
-          () => Effect.zipRight(serialized(id)(dropHandle(id)), Effect.sync(() => held.delete(id)))
+          () =>
+            serialized(id)(Effect.zipRight(
+              pool.close(id),
+              Effect.sync(() => {
+                held.delete(id)
+                const entry = entries.get(id)
+                if (entry !== undefined && (entry.stored || entry.underLock)) entries.delete(id)
+              })
+            ))
         )
       })
 

@@ -7,7 +7,11 @@
  *
  * Semantics (D-1..D-8, DEC-4):
  * - `create` records intent only, in this instance; it fails `SESSION_ALREADY_EXISTS` when the id
- *   is tracked by this instance or stored (D-2). Intent lives as long as the instance.
+ *   is tracked by this instance or stored (D-2). Intent lives as long as the instance, or, when
+ *   recorded under this instance's lock of the id, until that lock is released.
+ * - Releasing a lock forgets the session in this instance (storage keeps its log; a later append
+ *   adopts it again), so sessions created and disposed leave nothing behind but their stored log:
+ *   the storage itself holds every materialized session in memory for its lifetime.
  * - The first non-empty `append` stores header and batch in one synchronous step (atomic, D-1);
  *   an empty batch is a no-op. A batch is validated and snapshotted first (D-3,
  *   `Records.validateBatch`): lossless JSON naming the event type, legacy rejection, contiguity
@@ -122,6 +126,10 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
     const tracked = new Map<string, SessionHeader>()
     /** ids created here and not yet written: a stored log under such an id is someone else's (D-8) */
     const intents = new Set<string>()
+    /** ids whose lock this instance holds */
+    const held = new Set<string>()
+    /** intents recorded while this instance held the id's lock (forgotten with the lock) */
+    const intentsUnderLock = new Set<string>()
 
     const loadSync = (id: string, write = true): Either.Either<Loaded, SessionError.SessionError> => {
       const stored = storage.sessions.get(id)
@@ -183,6 +191,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
           }
           tracked.set(id, valid.right)
           intents.add(id)
+          if (held.has(id)) intentsUnderLock.add(id)
           return Effect.void
         }),
       append: (id, events) =>
@@ -245,9 +254,21 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
               }))
             }
             storage.locks.add(id)
+            held.add(id)
             return Effect.void
           }),
-          () => Effect.sync(() => storage.locks.delete(id))
+          // the instance forgets the session with its lock (storage keeps the log; a later writer
+          // adopts it again), so released sessions leave nothing behind in the instance
+          () =>
+            Effect.sync(() => {
+              storage.locks.delete(id)
+              held.delete(id)
+              if (storage.sessions.has(id) || intentsUnderLock.has(id)) {
+                tracked.delete(id)
+                intents.delete(id)
+              }
+              intentsUnderLock.delete(id)
+            })
         ))
     }
     return service

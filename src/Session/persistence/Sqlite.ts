@@ -138,6 +138,8 @@ interface Entry {
   dirty: boolean
   /** the stored next seq as this instance left it (trusted only while it holds the lock) */
   nextSeq?: number
+  /** created while this instance held the id's lock: forgotten with the lock even if never stored */
+  readonly underLock?: boolean
 }
 
 const notFound = (id: string): SessionError.SessionError =>
@@ -354,7 +356,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
         }
         yield* insertEvents(run, id, closers)
         const events = closers.length === 0 ? result.events : result.events.concat(closers)
-        entries.set(id, { header: decoded.header, stored: true, dirty: entries.get(id)?.dirty ?? false })
+        entries.set(id, { header: decoded.header, stored: true, dirty: entries.get(id)?.dirty ?? false, underLock: held.has(id) })
         return { header: decoded.header, events, repaired: closers, truncated: result.dropped }
       })
 
@@ -526,14 +528,21 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
               )
             )
           }
-          entries.set(header.id, { header, stored: false, dirty: false })
+          entries.set(header.id, { header, stored: false, dirty: false, underLock: held.has(header.id) })
         }))
       })
 
     const lock = (id: SessionId) =>
       Effect.zipRight(
         Lock.acquire(lockStoreOutside(id), id),
-        Effect.acquireRelease(Effect.sync(() => held.add(id)), () => Effect.sync(() => held.delete(id)))
+        // the instance forgets the session with its lock (the database is the truth; a later
+        // writer adopts it again), so released sessions leave nothing behind
+        Effect.acquireRelease(Effect.sync(() => held.add(id)), () =>
+          serialized(id)(Effect.sync(() => {
+            held.delete(id)
+            const entry = entries.get(id)
+            if (entry !== undefined && (entry.stored || entry.underLock === true)) entries.delete(id)
+          })))
       )
 
     return SessionPersistence.of({
