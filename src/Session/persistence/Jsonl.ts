@@ -82,6 +82,7 @@ import * as PerId from "./PerId.js"
 import * as Records from "./Records.js"
 import * as SaveFailure from "./SaveFailure.js"
 import * as Summary from "./Summary.js"
+import type * as Tracked from "./Tracked.js"
 
 /**
  * Options of the JSONL backend.
@@ -272,7 +273,7 @@ const indexOfByte = (bytes: Uint8Array, byte: number, from: number): number => b
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<Service, ConfigError.ConfigError, FileSystem.FileSystem> =>
+): Effect.Effect<Service & Tracked.WithTracked, ConfigError.ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const root = path.resolve(options.root ?? (yield* DataDir.sessionsRoot))
@@ -305,7 +306,7 @@ export const make = (
         onRight: (encoded) => ({ kind: KIND, path: fileIn(bucketOf(header.cwd), encoded) })
       })
 
-    const buckets: Effect.Effect<ReadonlyArray<string>, SessionError.SessionError> = fs.readDirectory(root).pipe(
+    const buckets: Effect.Effect<ReadonlyArray<string>, SessionError.SessionError> = pool.withSlot(fs.readDirectory(root)).pipe(
       Effect.map((names) => names.filter((n) => bucketRe.test(n)).sort()),
       Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
       Effect.mapError(ioError(root, "read directory"))
@@ -330,11 +331,15 @@ export const make = (
     const locksDir = path.join(root, "locks")
     const lockStore = (encoded: string): Lock.Store => {
       const store = Lock.fileStore(fs, path.join(locksDir, `${encoded}.lock`))
+      const pooled = <A>(op: string, effect: Effect.Effect<A, SessionError.SessionError>) =>
+        pool.withSlot(effect).pipe(
+          Effect.mapError((e) => (SaveFailure.isTooManyFiles(e) ? saveFailed(store.describe, op)(e) : e))
+        )
       return {
         describe: store.describe,
-        tryInsert: (owner) => pool.withSlot(store.tryInsert(owner)),
-        read: pool.withSlot(store.read),
-        removeIf: (token) => pool.withSlot(store.removeIf(token))
+        tryInsert: (owner) => pooled("write lock", store.tryInsert(owner)),
+        read: pooled("read lock", store.read),
+        removeIf: (token) => pooled("remove lock", store.removeIf(token))
       }
     }
 
@@ -391,7 +396,7 @@ export const make = (
         const encoded = yield* encodeId(id)
         for (const bucket of yield* buckets) {
           const dir = path.join(root, bucket)
-          const names = yield* fs.readDirectory(dir).pipe(
+          const names = yield* pool.withSlot(fs.readDirectory(dir)).pipe(
             Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
             Effect.mapError(ioError(dir, "read directory"))
           )
@@ -682,7 +687,7 @@ export const make = (
         const files: Array<{ file: string; id: string }> = []
         for (const bucket of yield* buckets) {
           const dir = path.join(root, bucket)
-          const read = fs.readDirectory(dir).pipe(
+          const read = pool.withSlot(fs.readDirectory(dir)).pipe(
             Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
             Effect.mapError(ioError(dir, "read directory"))
           )
@@ -761,7 +766,8 @@ export const make = (
         )
       })
 
-    return SessionPersistence.of({
+    const service: Service & Tracked.WithTracked = {
+      tracked: () => ({ sessions: entries.size, serializing: serialized.size(), held: held.size, openFiles: pool.open() }),
       locate,
       create,
       append: (id, events, options) =>
@@ -772,7 +778,8 @@ export const make = (
       list,
       exists: (id) => Effect.map(findStored(id), (file) => file !== undefined),
       lock
-    })
+    }
+    return service
   })
 
 /**

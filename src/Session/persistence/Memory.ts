@@ -42,6 +42,7 @@ import type { Loaded, Service, SessionSummary } from "../SessionPersistence.js"
 import { SessionPersistence } from "../SessionPersistence.js"
 import * as Records from "./Records.js"
 import * as Summary from "./Summary.js"
+import type * as Tracked from "./Tracked.js"
 
 /**
  * One stored session: the header record (JSON text of `{type: "session", ...header}`) and one
@@ -120,7 +121,7 @@ const where = (id: string) => ({ sessionId: id, file: `memory:${id}` })
  * @since 0.1.0
  * @category constructors
  */
-export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =>
+export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & Tracked.WithTracked> =>
   Effect.sync(() => {
     /** intents and adopted sessions of this instance */
     const tracked = new Map<string, SessionHeader>()
@@ -175,7 +176,8 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
       return Either.right({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
     }
 
-    const service: Service = {
+    const service: Service & Tracked.WithTracked = {
+      tracked: () => ({ sessions: tracked.size + intents.size + intentsUnderLock.size, serializing: 0, held: held.size, openFiles: 0 }),
       locate: () => undefined,
       create: (header) =>
         Effect.suspend(() => {

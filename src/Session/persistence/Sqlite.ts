@@ -74,6 +74,7 @@ import * as PerId from "./PerId.js"
 import * as Records from "./Records.js"
 import * as SaveFailure from "./SaveFailure.js"
 import * as Summary from "./Summary.js"
+import type * as Tracked from "./Tracked.js"
 
 /**
  * Options of the SQLite backend.
@@ -195,7 +196,9 @@ const headerOf = (row: Row): { readonly header: SessionHeader } | { readonly pro
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: { readonly filename: string }): Effect.Effect<Service, SessionError.SessionError, SqlClient.SqlClient> =>
+export const make = (
+  options: { readonly filename: string }
+): Effect.Effect<Service & Tracked.WithTracked, SessionError.SessionError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const file = options.filename
@@ -545,7 +548,8 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
           })))
       )
 
-    return SessionPersistence.of({
+    const service: Service & Tracked.WithTracked = {
+      tracked: () => ({ sessions: entries.size, serializing: serialized.size(), held: held.size, openFiles: 0 }),
       locate: () => undefined,
       create,
       append: (id, events, options) =>
@@ -565,7 +569,8 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
       list,
       exists: isStored,
       lock
-    })
+    }
+    return service
   })
 
 /**
