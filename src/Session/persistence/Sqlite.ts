@@ -22,7 +22,9 @@
  * `SQLITE_IOERR`, `SQLITE_CANTOPEN`) is rolled back and fails `PERSISTENCE_FAILED` (`SaveFailure`).
  * While this instance holds a session's writer lock, an append inserts the batch after the seq it
  * left last without reading anything back (nobody else writes the session, DEC-4).
- * Every write is one `BEGIN IMMEDIATE` transaction on a reserved connection: the first append inserts the
+ * Every write is one `BEGIN IMMEDIATE` transaction on a reserved connection, or, for a batch of up to
+ * 100 events appended while this instance holds the lock of a stored session (write-through), one
+ * multi-row `INSERT` in autocommit (atomic on its own, one commit): the first append inserts the
  * sessions row and the batch together; later appends check the stored next seq and insert the
  * batch; a load reads the log in a deferred (snapshot) transaction and, only when it is torn or
  * interrupted, reads it again under `IMMEDIATE` and deletes the torn rows and inserts the closers
@@ -395,7 +397,31 @@ export const make = (
         )
         : body
 
-    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
+    /**
+     * The write-through fast path: while this instance holds the lock of a stored session, a batch
+     * that fits one multi-row `INSERT` is that one statement in autocommit (atomic on its own: one
+     * implicit transaction, one commit), instead of `BEGIN`, `INSERT`, `COMMIT`.
+     */
+    const appendHeld = (id: string, entry: Entry & { nextSeq: number }, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
+      Effect.gen(function*() {
+        const events = yield* Records.validateBatch(id, input, entry.nextSeq)
+        const params: Array<unknown> = []
+        for (const e of events) params.push(...eventParams(id, e))
+        yield* withSync(sync, autocommit((run) => run(insertSql(events.length), params)))
+        entry.nextSeq += events.length
+        // a durable commit also syncs the WAL frames of earlier commits
+        entry.dirty = !sync
+      }).pipe(Effect.mapError(saveFailure(id, "write to")))
+
+    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) => {
+      const held1 = entries.get(id)
+      if (held1 !== undefined && held1.stored && held.has(id) && held1.nextSeq !== undefined && input.length <= INSERT_CHUNK) {
+        return appendHeld(id, held1 as Entry & { nextSeq: number }, input, sync)
+      }
+      return appendTransaction(id, input, sync)
+    }
+
+    const appendTransaction = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
       withSync(sync || entries.get(id)?.stored !== true, transaction((run) =>
         Effect.gen(function*() {
           let entry = entries.get(id)
