@@ -62,6 +62,8 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import type * as PlatformError from "@effect/platform/Error"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type * as ConfigError from "effect/ConfigError"
+import type * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -553,6 +555,84 @@ export const make = (
         entry.dirty = !sync
       })
 
+    // -- coalesced write-through ---------------------------------------------------------------------
+
+    interface Pending {
+      readonly events: ReadonlyArray<SessionEvent>
+      readonly sync: boolean
+      readonly done: Deferred.Deferred<void, SessionError.SessionError>
+    }
+    /** per held id: batches waiting while a write of the id is in flight (the key exists while one is) */
+    const queues = new Map<string, Array<Pending>>()
+
+    /**
+     * Writes the queued batches of a held, stored session as one group: each batch is validated in
+     * order (one that fails gets its own error and is left out, as if appended alone), the valid
+     * ones go out in one `write`, fsynced when any of them asked for it, and all of them share the
+     * outcome. Runs under the id's serializer.
+     */
+    const writeGroup = (id: string, group: ReadonlyArray<Pending>) =>
+      Effect.gen(function*() {
+        const entry = entries.get(id)
+        const accepted: Array<Pending> = []
+        const events: Array<SessionEvent> = []
+        let sync = false
+        for (const p of group) {
+          const valid = entry === undefined
+            ? Either.left(notFound(id))
+            : Records.validateBatch(id, p.events, entry.nextSeq + events.length)
+          if (Either.isLeft(valid)) {
+            yield* Deferred.fail(p.done, valid.left)
+            continue
+          }
+          accepted.push(p)
+          for (const e of valid.right) events.push(e)
+          sync ||= p.sync
+        }
+        if (entry === undefined || accepted.length === 0) return
+        const exit = yield* Effect.exit(appendWrite(entry, events, sync))
+        for (const p of accepted) yield* Deferred.done(p.done, exit)
+      })
+
+    /**
+     * Appends of a held, stored session: a batch that arrives while a write of the session is in
+     * flight waits in the queue and goes out with the others in the next write (one `write`, at
+     * most one fsync), in arrival order. The first append of a burst writes until the queue is
+     * empty; the write is uninterruptible, so queued callers always get their outcome.
+     */
+    const appendCoalesced = (id: string, events: ReadonlyArray<SessionEvent>, sync: boolean) =>
+      Effect.flatMap(Deferred.make<void, SessionError.SessionError>(), (done) =>
+        Effect.suspend(() => {
+          const queue = queues.get(id)
+          if (queue !== undefined) {
+            queue.push({ events, sync, done })
+            return Deferred.await(done)
+          }
+          const mine: Array<Pending> = [{ events, sync, done }]
+          queues.set(id, [])
+          const drain = (group: Array<Pending>): Effect.Effect<void> =>
+            Effect.flatMap(serialized(id)(writeGroup(id, group)), () => {
+              const next = queues.get(id)!
+              if (next.length === 0) {
+                queues.delete(id)
+                return Effect.void
+              }
+              queues.set(id, [])
+              return drain(next)
+            })
+          // a defect in a write must not strand the callers queued behind it
+          const strand = (cause: Cause.Cause<never>) =>
+            Effect.suspend(() => {
+              const left = queues.get(id) ?? []
+              queues.delete(id)
+              return Effect.forEach([...mine, ...left], (p) => Deferred.failCause(p.done, cause), { discard: true })
+            })
+          return Effect.zipRight(
+            Effect.uninterruptible(Effect.onError(drain(mine), strand)),
+            Deferred.await(done)
+          )
+        }))
+
     const syncUnserialized = (id: string) =>
       Effect.suspend(() => {
         const entry = entries.get(id)
@@ -771,7 +851,13 @@ export const make = (
       locate,
       create,
       append: (id, events, options) =>
-        events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events, options?.sync !== false)),
+        Effect.suspend(() => {
+          if (events.length === 0) return Effect.void
+          const sync = options?.sync !== false
+          return held.has(id) && entries.get(id)?.stored === true
+            ? appendCoalesced(id, events, sync)
+            : serialized(id)(appendUnserialized(id, events, sync))
+        }),
       sync: (id) => serialized(id)(syncUnserialized(id)),
       load: (id) => serialized(id)(loadUnserialized(id)),
       snapshot,
