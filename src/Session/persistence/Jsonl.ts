@@ -20,7 +20,10 @@
  *   fsync truncates the file back to its previous size and fails `PERSISTENCE_FAILED` naming the
  *   file and the OS error (`SaveFailure`), so the log stays valid and the batch can be retried.
  *   While this instance holds the session's writer lock, the log stays open for appending until the
- *   lock is released and nothing else is checked per batch (nobody else writes it, DEC-4).
+ *   lock is released and nothing else is checked per batch (nobody else writes it, DEC-4): no
+ *   `stat`, no lock re-read, one `write` per batch and an fsync only when the append asks for it.
+ *   Appends of such a session that arrive while a write of it is in flight go out together in the
+ *   next write (one `write`, at most one fsync; a batch that fails validation fails alone).
  *   Otherwise each append opens the log, checks the lock and compares the file size with the size
  *   this instance last left: a log changed behind our back is re-adopted (loaded and repaired)
  *   first, so the seq check is against what is really stored.
@@ -55,6 +58,14 @@
  *
  * Ids are unique across cwd buckets: `create` rejects an id stored in any bucket (D-2), and the
  * first write checks again (D-8). Operations on one id are serialized within an instance.
+ *
+ * Descriptors (issue 20): every file this instance opens goes through one `FilePool` of
+ * `maxOpenFiles` (default {@link DEFAULT_MAX_OPEN_FILES}): the logs kept open for appending are
+ * closed least recently used first when another file needs the room, and operations beyond the
+ * bound wait instead of failing. Running out of descriptors anyway (`EMFILE`, `ENFILE`: other
+ * files and sockets of the process) fails `PERSISTENCE_FAILED` naming the limit (`ulimit -n`) and
+ * what to raise; the store keeps the unsaved events and retries them. Releasing the lock closes
+ * the log and forgets the session in this instance (`tracked()` reports what is left: nothing).
  *
  * @since 0.1.0
  */

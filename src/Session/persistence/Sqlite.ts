@@ -41,6 +41,9 @@
  * [DECISION] The database is created `0600` before SQLite opens it (SQLite gives its `-wal` and
  * `-shm` files the database's mode), its directory `0700`.
  *
+ * Releasing a session's lock forgets it in this instance (the database is the truth; a later writer
+ * adopts it again), so released sessions leave nothing behind (`tracked()`).
+ *
  * `locate` → `undefined` (no per-session path). Locking an id that is not stored yet is allowed (a
  * writer locks before it creates; the row reserves the id). `list` reads, per session,
  * the header row, the last event's time, the last `turn/start` and the first `user/message`
