@@ -20,7 +20,10 @@
  *   fsync truncates the file back to its previous size and fails `PERSISTENCE_FAILED` naming the
  *   file and the OS error (`SaveFailure`), so the log stays valid and the batch can be retried.
  *   While this instance holds the session's writer lock, the log stays open for appending until the
- *   lock is released and nothing else is checked per batch (nobody else writes it, DEC-4).
+ *   lock is released and nothing else is checked per batch (nobody else writes it, DEC-4): no
+ *   `stat`, no lock re-read, one `write` per batch and an fsync only when the append asks for it.
+ *   Appends of such a session that arrive while a write of it is in flight go out together in the
+ *   next write (one `write`, at most one fsync; a batch that fails validation fails alone).
  *   Otherwise each append opens the log, checks the lock and compares the file size with the size
  *   this instance last left: a log changed behind our back is re-adopted (loaded and repaired)
  *   first, so the seq check is against what is really stored.
@@ -56,17 +59,25 @@
  * Ids are unique across cwd buckets: `create` rejects an id stored in any bucket (D-2), and the
  * first write checks again (D-8). Operations on one id are serialized within an instance.
  *
+ * Descriptors (issue 20): every file this instance opens goes through one `FilePool` of
+ * `maxOpenFiles` (default {@link DEFAULT_MAX_OPEN_FILES}): the logs kept open for appending are
+ * closed least recently used first when another file needs the room, and operations beyond the
+ * bound wait instead of failing. Running out of descriptors anyway (`EMFILE`, `ENFILE`: other
+ * files and sockets of the process) fails `PERSISTENCE_FAILED` naming the limit (`ulimit -n`) and
+ * what to raise; the store keeps the unsaved events and retries them. Releasing the lock closes
+ * the log and forgets the session in this instance (`tracked()` reports what is left: nothing).
+ *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as PlatformError from "@effect/platform/Error"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type * as ConfigError from "effect/ConfigError"
+import type * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 import * as crypto from "node:crypto"
 import * as path from "node:path"
 import type { SessionId } from "../../Llm/Message.js"
@@ -78,11 +89,13 @@ import type { Loaded, Location, Service, SessionSummary } from "../SessionPersis
 import { SessionPersistence } from "../SessionPersistence.js"
 import * as DataDir from "./DataDir.js"
 import * as IdEncoding from "./IdEncoding.js"
-import * as PerId from "./PerId.js"
+import * as FilePool from "./FilePool.js"
 import * as Lock from "./Lock.js"
+import * as PerId from "./PerId.js"
 import * as Records from "./Records.js"
 import * as SaveFailure from "./SaveFailure.js"
 import * as Summary from "./Summary.js"
+import type * as Tracked from "./Tracked.js"
 
 /**
  * Options of the JSONL backend.
@@ -93,7 +106,21 @@ import * as Summary from "./Summary.js"
 export interface Options {
   /** the sessions root; default `DataDir.sessionsRoot` */
   readonly root?: string
+  /**
+   * at most this many files open at once (logs kept open for appending, reads, lock and temporary
+   * files; `FilePool`); default {@link DEFAULT_MAX_OPEN_FILES}
+   */
+  readonly maxOpenFiles?: number
 }
+
+/**
+ * The default bound of open files per backend instance: far below the usual per-process limits
+ * (256 on macOS, 1024 on Linux), so sockets and the host service keep room.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_MAX_OPEN_FILES = 64
 
 /**
  * The `Location.kind` of this backend.
@@ -129,16 +156,12 @@ interface Entry {
   size: number
   /** batches were written since the last fsync */
   dirty: boolean
+  /** created while this instance held the id's lock: forgotten with the lock even if never stored */
+  readonly underLock: boolean
 }
-
-const ioError = (file: string, op: string) => (e: PlatformError.PlatformError): SessionError.SessionError =>
-  SessionError.make("IO", `${op} ${file}: ${e.message}`, { file, cause: e })
 
 const isReason = (e: PlatformError.PlatformError, reason: string): boolean =>
   e._tag === "SystemError" && e.reason === reason
-
-const saveFailed = (file: string, op: string, sessionId: string) => (error: unknown): SessionError.SessionError =>
-  SaveFailure.make({ file, op, error, sessionId })
 
 /** `.<encoded id>.jsonl.<24 hex token>.tmp`: a first write's temporary file */
 const orphanRe = /^\.(.+)\.jsonl\.[0-9a-f]{24}\.tmp$/
@@ -263,7 +286,7 @@ const indexOfByte = (bytes: Uint8Array, byte: number, from: number): number => b
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<Service, ConfigError.ConfigError, FileSystem.FileSystem> =>
+): Effect.Effect<Service & Tracked.WithTracked, ConfigError.ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const root = path.resolve(options.root ?? (yield* DataDir.sessionsRoot))
@@ -271,8 +294,22 @@ export const make = (
     const serialized = PerId.makeSerializer()
     /** ids whose writer lock this instance holds */
     const held = new Set<string>()
-    /** open append handles of held sessions (see `withHandle`) */
-    const handles = new Map<string, { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }>()
+    /** every descriptor this instance opens (append handles of held logs cached, LRU) */
+    const pool = FilePool.make(options.maxOpenFiles ?? DEFAULT_MAX_OPEN_FILES)
+    const limits: SaveFailure.FileLimits = {
+      processLimit: yield* FilePool.processLimit,
+      poolMax: pool.max,
+      option: "the JSONL backend's maxOpenFiles"
+    }
+
+    const saveFailed = (file: string, op: string, sessionId?: string) => (error: unknown): SessionError.SessionError =>
+      SaveFailure.make({ file, op, error, limits, ...(sessionId === undefined ? {} : { sessionId }) })
+
+    /** a failed file operation: `IO`, or `PERSISTENCE_FAILED` naming the limit when out of descriptors */
+    const ioError = (file: string, op: string) => (e: PlatformError.PlatformError): SessionError.SessionError =>
+      SaveFailure.isTooManyFiles(e)
+        ? saveFailed(file, op)(e)
+        : SessionError.make("IO", `${op} ${file}: ${e.message}`, { file, cause: e })
 
     const fileIn = (bucket: string, encoded: string) => path.join(root, bucket, `${encoded}.jsonl`)
 
@@ -282,7 +319,7 @@ export const make = (
         onRight: (encoded) => ({ kind: KIND, path: fileIn(bucketOf(header.cwd), encoded) })
       })
 
-    const buckets: Effect.Effect<ReadonlyArray<string>, SessionError.SessionError> = fs.readDirectory(root).pipe(
+    const buckets: Effect.Effect<ReadonlyArray<string>, SessionError.SessionError> = pool.withSlot(fs.readDirectory(root)).pipe(
       Effect.map((names) => names.filter((n) => bucketRe.test(n)).sort()),
       Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
       Effect.mapError(ioError(root, "read directory"))
@@ -305,10 +342,22 @@ export const make = (
       })
 
     const locksDir = path.join(root, "locks")
-    const lockStore = (encoded: string) => Lock.fileStore(fs, path.join(locksDir, `${encoded}.lock`))
+    const lockStore = (encoded: string): Lock.Store => {
+      const store = Lock.fileStore(fs, path.join(locksDir, `${encoded}.lock`))
+      const pooled = <A>(op: string, effect: Effect.Effect<A, SessionError.SessionError>) =>
+        pool.withSlot(effect).pipe(
+          Effect.mapError((e) => (SaveFailure.isTooManyFiles(e) ? saveFailed(store.describe, op)(e) : e))
+        )
+      return {
+        describe: store.describe,
+        tryInsert: (owner) => pooled("write lock", store.tryInsert(owner)),
+        read: pooled("read lock", store.read),
+        removeIf: (token) => pooled("remove lock", store.removeIf(token))
+      }
+    }
 
     const fsyncDirectory = (dir: string) =>
-      Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(
+      pool.withSlot(Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync))).pipe(
         // contained: some platforms and file systems cannot fsync a directory ("if possible", D-9)
         Effect.catchAll((e) => Effect.logDebug(`could not fsync directory ${dir}`, e))
       )
@@ -331,7 +380,7 @@ export const make = (
         if (yield* heldByLiveWriter(encoded)) return
         const tmp = path.join(dir, name)
         const final = path.join(dir, `${encoded}.jsonl`)
-        const bytes = yield* fs.readFile(tmp).pipe(Effect.mapError(ioError(tmp, "read")))
+        const bytes = yield* pool.withSlot(fs.readFile(tmp)).pipe(Effect.mapError(ioError(tmp, "read")))
         const parsed = parseLog(bytes, tmp, id)
         const complete = Either.isRight(parsed) && parsed.right.dropped === 0 && bytes[bytes.byteLength - 1] === NL
         if (complete && !(yield* fileExists(final))) {
@@ -360,7 +409,7 @@ export const make = (
         const encoded = yield* encodeId(id)
         for (const bucket of yield* buckets) {
           const dir = path.join(root, bucket)
-          const names = yield* fs.readDirectory(dir).pipe(
+          const names = yield* pool.withSlot(fs.readDirectory(dir)).pipe(
             Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
             Effect.mapError(ioError(dir, "read directory"))
           )
@@ -375,7 +424,7 @@ export const make = (
 
     const readParsed = (id: string, file: string) =>
       Effect.flatMap(
-        fs.readFile(file).pipe(
+        pool.withSlot(fs.readFile(file)).pipe(
           Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
           Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(file, "read")(e)))
         ),
@@ -407,7 +456,7 @@ export const make = (
         let size = parsed.keepBytes
         if (parsed.dropped > 0 || closers.length > 0) {
           const tail = Buffer.from(closers.map((e) => `${Records.encodeEvent(e)}\n`).join(""), "utf8")
-          yield* Effect.scoped(
+          yield* pool.withSlot(Effect.scoped(
             Effect.gen(function*() {
               const handle = yield* fs.open(file, { flag: "r+" })
               if (parsed.dropped > 0) yield* handle.truncate(parsed.keepBytes)
@@ -415,11 +464,19 @@ export const make = (
               if (tail.byteLength > 0) yield* handle.writeAll(tail)
               yield* handle.sync
             })
-          ).pipe(Effect.mapError(saveFailed(file, "repair", id)))
+          )).pipe(Effect.mapError(saveFailed(file, "repair", id)))
           size += tail.byteLength
         }
         const events = closers.length === 0 ? parsed.events : parsed.events.concat(closers)
-        entries.set(id, { header: parsed.header, path: file, stored: true, nextSeq: events.length, size, dirty: false })
+        entries.set(id, {
+          header: parsed.header,
+          path: file,
+          stored: true,
+          nextSeq: events.length,
+          size,
+          dirty: false,
+          underLock: held.has(id)
+        })
         return { header: parsed.header, events, repaired: closers, truncated: parsed.dropped }
       })
 
@@ -446,13 +503,13 @@ export const make = (
         for (const event of events) text += `${Records.encodeEvent(event)}\n`
         const bytes = Buffer.from(text, "utf8")
         yield* Effect.gen(function*() {
-          yield* Effect.scoped(
+          yield* pool.withSlot(Effect.scoped(
             Effect.gen(function*() {
               const handle = yield* fs.open(tmp, { flag: "wx", mode: FILE_MODE })
               yield* handle.writeAll(bytes)
               yield* handle.sync
             })
-          ).pipe(Effect.mapError(saveFailed(tmp, "write", id)))
+          )).pipe(Effect.mapError(saveFailed(tmp, "write", id)))
           yield* fs.link(tmp, entry.path).pipe(
             Effect.mapError((e) =>
               isReason(e, "AlreadyExists")
@@ -475,36 +532,19 @@ export const make = (
 
     /**
      * Runs `f` with an append handle of the log: while this instance holds the session's writer
-     * lock, one handle stays open until the lock is released (write-through costs one `write` per
-     * batch); otherwise the log is opened for this call only. A failure drops the cached handle.
+     * lock, the handle stays open in the pool between batches (write-through costs one `write` per
+     * batch) until the lock is released or the pool needs the descriptor for another log (LRU);
+     * otherwise the log is opened for this call only. A failure closes the handle.
      */
     const withHandle = <A, E>(
       entry: Entry,
       f: (handle: FileSystem.File) => Effect.Effect<A, E>
     ): Effect.Effect<A, E | PlatformError.PlatformError> => {
-      const id = entry.header.id
-      if (!held.has(id)) return Effect.scoped(Effect.flatMap(fs.open(entry.path, { flag: "a", mode: FILE_MODE }), f))
-      const cached = handles.get(id)
-      const handle = cached !== undefined
-        ? Effect.succeed(cached.file)
-        : Effect.gen(function*() {
-          const scope = yield* Scope.make()
-          const file = yield* Scope.extend(fs.open(entry.path, { flag: "a", mode: FILE_MODE }), scope).pipe(
-            Effect.onError(() => Scope.close(scope, Exit.void))
-          )
-          handles.set(id, { file, scope })
-          return file
-        })
-      return Effect.flatMap(handle, f).pipe(Effect.onError(() => dropHandle(id)))
+      const open = fs.open(entry.path, { flag: "a", mode: FILE_MODE })
+      return held.has(entry.header.id)
+        ? pool.withFile(entry.header.id, open, f)
+        : pool.withSlot(Effect.scoped(Effect.flatMap(open, f)))
     }
-
-    const dropHandle = (id: string) =>
-      Effect.suspend(() => {
-        const cached = handles.get(id)
-        if (cached === undefined) return Effect.void
-        handles.delete(id)
-        return Scope.close(cached.scope, Exit.void)
-      })
 
     const appendWrite = (entry: Entry, events: ReadonlyArray<SessionEvent>, sync: boolean) =>
       Effect.gen(function*() {
@@ -525,6 +565,84 @@ export const make = (
         entry.nextSeq += events.length
         entry.dirty = !sync
       })
+
+    // -- coalesced write-through ---------------------------------------------------------------------
+
+    interface Pending {
+      readonly events: ReadonlyArray<SessionEvent>
+      readonly sync: boolean
+      readonly done: Deferred.Deferred<void, SessionError.SessionError>
+    }
+    /** per held id: batches waiting while a write of the id is in flight (the key exists while one is) */
+    const queues = new Map<string, Array<Pending>>()
+
+    /**
+     * Writes the queued batches of a held, stored session as one group: each batch is validated in
+     * order (one that fails gets its own error and is left out, as if appended alone), the valid
+     * ones go out in one `write`, fsynced when any of them asked for it, and all of them share the
+     * outcome. Runs under the id's serializer.
+     */
+    const writeGroup = (id: string, group: ReadonlyArray<Pending>) =>
+      Effect.gen(function*() {
+        const entry = entries.get(id)
+        const accepted: Array<Pending> = []
+        const events: Array<SessionEvent> = []
+        let sync = false
+        for (const p of group) {
+          const valid = entry === undefined
+            ? Either.left(notFound(id))
+            : Records.validateBatch(id, p.events, entry.nextSeq + events.length)
+          if (Either.isLeft(valid)) {
+            yield* Deferred.fail(p.done, valid.left)
+            continue
+          }
+          accepted.push(p)
+          for (const e of valid.right) events.push(e)
+          sync ||= p.sync
+        }
+        if (entry === undefined || accepted.length === 0) return
+        const exit = yield* Effect.exit(appendWrite(entry, events, sync))
+        for (const p of accepted) yield* Deferred.done(p.done, exit)
+      })
+
+    /**
+     * Appends of a held, stored session: a batch that arrives while a write of the session is in
+     * flight waits in the queue and goes out with the others in the next write (one `write`, at
+     * most one fsync), in arrival order. The first append of a burst writes until the queue is
+     * empty; the write is uninterruptible, so queued callers always get their outcome.
+     */
+    const appendCoalesced = (id: string, events: ReadonlyArray<SessionEvent>, sync: boolean) =>
+      Effect.flatMap(Deferred.make<void, SessionError.SessionError>(), (done) =>
+        Effect.suspend(() => {
+          const queue = queues.get(id)
+          if (queue !== undefined) {
+            queue.push({ events, sync, done })
+            return Deferred.await(done)
+          }
+          const mine: Array<Pending> = [{ events, sync, done }]
+          queues.set(id, [])
+          const drain = (group: Array<Pending>): Effect.Effect<void> =>
+            Effect.flatMap(serialized(id)(writeGroup(id, group)), () => {
+              const next = queues.get(id)!
+              if (next.length === 0) {
+                queues.delete(id)
+                return Effect.void
+              }
+              queues.set(id, [])
+              return drain(next)
+            })
+          // a defect in a write must not strand the callers queued behind it
+          const strand = (cause: Cause.Cause<never>) =>
+            Effect.suspend(() => {
+              const left = queues.get(id) ?? []
+              queues.delete(id)
+              return Effect.forEach([...mine, ...left], (p) => Deferred.failCause(p.done, cause), { discard: true })
+            })
+          return Effect.zipRight(
+            Effect.uninterruptible(Effect.onError(drain(mine), strand)),
+            Deferred.await(done)
+          )
+        }))
 
     const syncUnserialized = (id: string) =>
       Effect.suspend(() => {
@@ -563,7 +681,7 @@ export const make = (
     // -- list -----------------------------------------------------------------------------------
 
     const summarize = (file: string, expectedId: string) =>
-      Effect.scoped(
+      pool.withSlot(Effect.scoped(
         Effect.gen(function*() {
           const handle = yield* fs.open(file, { flag: "r" })
           const size = Number((yield* handle.stat).size)
@@ -650,7 +768,7 @@ export const make = (
           }
           return Summary.make({ header, lastTime, lastTurn, firstTurn, firstPrompt, location: { kind: KIND, path: file } })
         })
-      ).pipe(
+      )).pipe(
         Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed(undefined)),
         Effect.mapError(ioError(file, "read"))
       )
@@ -660,7 +778,7 @@ export const make = (
         const files: Array<{ file: string; id: string }> = []
         for (const bucket of yield* buckets) {
           const dir = path.join(root, bucket)
-          const read = fs.readDirectory(dir).pipe(
+          const read = pool.withSlot(fs.readDirectory(dir)).pipe(
             Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
             Effect.mapError(ioError(dir, "read directory"))
           )
@@ -709,7 +827,8 @@ export const make = (
             stored: false,
             nextSeq: 0,
             size: 0,
-            dirty: false
+            dirty: false,
+            underLock: held.has(header.id)
           })
         }))
       })
@@ -721,10 +840,20 @@ export const make = (
           Effect.mapError(ioError(locksDir, "create directory"))
         )
         yield* Lock.acquire(lockStore(encoded), id)
-        // released first (finalizers run in reverse): the cached append handle closes before the lock goes
+        // released first (finalizers run in reverse): the cached append handle closes before the
+        // lock goes, and the instance forgets the session (the log is the truth; a later writer
+        // adopts it again), so released sessions leave nothing behind
         yield* Effect.acquireRelease(
           Effect.sync(() => held.add(id)),
-          () => Effect.zipRight(serialized(id)(dropHandle(id)), Effect.sync(() => held.delete(id)))
+          () =>
+            serialized(id)(Effect.zipRight(
+              pool.close(id),
+              Effect.sync(() => {
+                held.delete(id)
+                const entry = entries.get(id)
+                if (entry !== undefined && (entry.stored || entry.underLock)) entries.delete(id)
+              })
+            ))
         )
       })
 
@@ -734,26 +863,34 @@ export const make = (
         if (file === undefined) return yield* notFound(id)
         yield* lock(id)
         yield* serialized(id)(Effect.gen(function*() {
-          yield* dropHandle(id)
+          yield* pool.close(id)
           yield* removeIfPresent(file)
           entries.delete(id)
           yield* fsyncDirectory(path.dirname(file))
         }))
       }))
 
-    return SessionPersistence.of({
+    const service: Service & Tracked.WithTracked = {
+      tracked: () => ({ sessions: entries.size, serializing: serialized.size(), held: held.size, openFiles: pool.open() }),
       locate,
       remove,
       create,
       append: (id, events, options) =>
-        events.length === 0 ? Effect.void : serialized(id)(appendUnserialized(id, events, options?.sync !== false)),
+        Effect.suspend(() => {
+          if (events.length === 0) return Effect.void
+          const sync = options?.sync !== false
+          return held.has(id) && entries.get(id)?.stored === true
+            ? appendCoalesced(id, events, sync)
+            : serialized(id)(appendUnserialized(id, events, sync))
+        }),
       sync: (id) => serialized(id)(syncUnserialized(id)),
       load: (id) => serialized(id)(loadUnserialized(id)),
       snapshot,
       list,
       exists: (id) => Effect.map(findStored(id), (file) => file !== undefined),
       lock
-    })
+    }
+    return service
   })
 
 /**

@@ -9,6 +9,9 @@
  * - `create` records intent only, in this instance; it fails `SESSION_ALREADY_EXISTS` when the id
  *   is tracked by this instance or stored (D-2). Intent lives until the first append or until this
  *   instance releases the id's lock, whichever comes first (a never-written id is then forgotten).
+ * - Releasing a lock forgets the session in this instance (storage keeps its log; a later append
+ *   adopts it again), so sessions created and disposed leave nothing behind but their stored log:
+ *   the storage itself holds every materialized session in memory for its lifetime.
  * - The first non-empty `append` stores header and batch in one synchronous step (atomic, D-1);
  *   an empty batch is a no-op. A batch is validated and snapshotted first (D-3,
  *   `Records.validateBatch`): lossless JSON naming the event type, legacy rejection, contiguity
@@ -39,6 +42,7 @@ import type { Loaded, Service, SessionSummary } from "../SessionPersistence.js"
 import { SessionPersistence } from "../SessionPersistence.js"
 import * as Records from "./Records.js"
 import * as Summary from "./Summary.js"
+import type * as Tracked from "./Tracked.js"
 
 /**
  * One stored session: the header record (JSON text of `{type: "session", ...header}`) and one
@@ -117,12 +121,16 @@ const where = (id: string) => ({ sessionId: id, file: `memory:${id}` })
  * @since 0.1.0
  * @category constructors
  */
-export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =>
+export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & Tracked.WithTracked> =>
   Effect.sync(() => {
     /** intents and adopted sessions of this instance */
     const tracked = new Map<string, SessionHeader>()
     /** ids created here and not yet written: a stored log under such an id is someone else's (D-8) */
     const intents = new Set<string>()
+    /** ids whose lock this instance holds */
+    const held = new Set<string>()
+    /** intents recorded while this instance held the id's lock (forgotten with the lock) */
+    const intentsUnderLock = new Set<string>()
 
     const loadSync = (id: string, write = true): Either.Either<Loaded, SessionError.SessionError> => {
       const stored = storage.sessions.get(id)
@@ -168,7 +176,8 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
       return Either.right({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
     }
 
-    const service: Service = {
+    const service: Service & Tracked.WithTracked = {
+      tracked: () => ({ sessions: tracked.size + intents.size + intentsUnderLock.size, serializing: 0, held: held.size, openFiles: 0 }),
       locate: () => undefined,
       create: (header) =>
         Effect.suspend(() => {
@@ -184,6 +193,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
           }
           tracked.set(id, valid.right)
           intents.add(id)
+          if (held.has(id)) intentsUnderLock.add(id)
           return Effect.void
         }),
       append: (id, events) =>
@@ -259,13 +269,20 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service> =
               }))
             }
             storage.locks.add(id)
+            held.add(id)
             return Effect.void
           }),
+          // the instance forgets the session with its lock (storage keeps the log; a later writer
+          // adopts it again), and a created but never-written session leaves nothing behind
           () =>
             Effect.sync(() => {
               storage.locks.delete(id)
-              // a created but never-written session leaves nothing behind
-              if (intents.delete(id)) tracked.delete(id)
+              held.delete(id)
+              if (storage.sessions.has(id) || intents.has(id) || intentsUnderLock.has(id)) {
+                tracked.delete(id)
+                intents.delete(id)
+              }
+              intentsUnderLock.delete(id)
             })
         ))
     }

@@ -1,7 +1,8 @@
 /**
  * Save failures (DEC-11): a failed write or fsync of a session log becomes one
  * `PERSISTENCE_FAILED` {@link SessionError.SessionError} naming the file and the operating system's
- * error (`ENOSPC`, `EACCES`, `EROFS`, `EIO`, …), in words a user understands.
+ * error (`ENOSPC`, `EACCES`, `EROFS`, `EIO`, …), in words a user understands. Running out of file
+ * descriptors (`EMFILE`, `ENFILE`) also says which limit was reached and what to raise.
  *
  * @since 0.1.0
  */
@@ -15,7 +16,42 @@ const words: Record<string, string> = {
   EROFS: "read-only file system",
   EIO: "input/output error",
   EFBIG: "file too large",
-  ENOENT: "no such file or directory"
+  ENOENT: "no such file or directory",
+  EMFILE: "too many open files in this process",
+  ENFILE: "too many open files in the system"
+}
+
+/**
+ * What bounds the open files of a backend, for the advice of an `EMFILE`/`ENFILE` failure.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FileLimits {
+  /** the process's soft limit of open files (`ulimit -n`), when known */
+  readonly processLimit: number | undefined
+  /** the backend's own bound and the option that sets it */
+  readonly poolMax: number
+  readonly option: string
+}
+
+/**
+ * `true` for a failure that means "out of file descriptors" (`EMFILE`, `ENFILE`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isTooManyFiles = (error: unknown): boolean => {
+  const code = codeOf(error)
+  return code === "EMFILE" || code === "ENFILE"
+}
+
+const adviceOf = (osCode: string, limits: FileLimits | undefined): string => {
+  if (osCode !== "EMFILE" && osCode !== "ENFILE") return ""
+  const pool = limits === undefined ? "" : ` or lower ${limits.option} (now ${limits.poolMax})`
+  if (osCode === "ENFILE") return `; raise the system's limit of open files (fs.file-max)${pool}`
+  const limit = limits?.processLimit === undefined ? "" : ` is ${limits.processLimit} and`
+  return `; the limit of open files per process (ulimit -n)${limit} was reached: raise it${pool}`
 }
 
 /** SQLite result codes → the operating system error they stand for */
@@ -88,6 +124,8 @@ export const make = (options: {
   readonly op: string
   readonly error: unknown
   readonly sessionId?: string
+  /** what bounds open files (named in the advice of an `EMFILE`/`ENFILE` failure) */
+  readonly limits?: FileLimits
 }): SessionError.SessionError => {
   const osCode = osCodeOf(options.error)
   const raw = codeOf(options.error)
@@ -95,7 +133,7 @@ export const make = (options: {
   const detail = raw !== undefined && raw !== osCode ? `${osCode}, ${raw}` : osCode
   return SessionError.make(
     "PERSISTENCE_FAILED",
-    `could not save the session: ${options.op} ${options.file} failed: ${what} (${detail})`,
+    `could not save the session: ${options.op} ${options.file} failed: ${what} (${detail})${adviceOf(osCode, options.limits)}`,
     {
       file: options.file,
       osCode,

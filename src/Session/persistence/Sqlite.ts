@@ -22,7 +22,9 @@
  * `SQLITE_IOERR`, `SQLITE_CANTOPEN`) is rolled back and fails `PERSISTENCE_FAILED` (`SaveFailure`).
  * While this instance holds a session's writer lock, an append inserts the batch after the seq it
  * left last without reading anything back (nobody else writes the session, DEC-4).
- * Every write is one `BEGIN IMMEDIATE` transaction on a reserved connection: the first append inserts the
+ * Every write is one `BEGIN IMMEDIATE` transaction on a reserved connection, or, for a batch of up to
+ * 100 events appended while this instance holds the lock of a stored session (write-through), one
+ * multi-row `INSERT` in autocommit (atomic on its own, one commit): the first append inserts the
  * sessions row and the batch together; later appends check the stored next seq and insert the
  * batch; a load reads the log in a deferred (snapshot) transaction and, only when it is torn or
  * interrupted, reads it again under `IMMEDIATE` and deletes the torn rows and inserts the closers
@@ -38,6 +40,9 @@
  *
  * [DECISION] The database is created `0600` before SQLite opens it (SQLite gives its `-wal` and
  * `-shm` files the database's mode), its directory `0700`.
+ *
+ * Releasing a session's lock forgets it in this instance (the database is the truth; a later writer
+ * adopts it again), so released sessions leave nothing behind (`tracked()`).
  *
  * `locate` → `undefined` (no per-session path). Locking an id that is not stored yet is allowed (a
  * writer locks before it creates; the row reserves the id). `list` reads, per session,
@@ -74,6 +79,7 @@ import * as PerId from "./PerId.js"
 import * as Records from "./Records.js"
 import * as SaveFailure from "./SaveFailure.js"
 import * as Summary from "./Summary.js"
+import type * as Tracked from "./Tracked.js"
 
 /**
  * Options of the SQLite backend.
@@ -138,6 +144,8 @@ interface Entry {
   dirty: boolean
   /** the stored next seq as this instance left it (trusted only while it holds the lock) */
   nextSeq?: number
+  /** created while this instance held the id's lock: forgotten with the lock even if never stored */
+  readonly underLock?: boolean
 }
 
 const notFound = (id: string): SessionError.SessionError =>
@@ -193,7 +201,9 @@ const headerOf = (row: Row): { readonly header: SessionHeader } | { readonly pro
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: { readonly filename: string }): Effect.Effect<Service, SessionError.SessionError, SqlClient.SqlClient> =>
+export const make = (
+  options: { readonly filename: string }
+): Effect.Effect<Service & Tracked.WithTracked, SessionError.SessionError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const file = options.filename
@@ -354,7 +364,7 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
         }
         yield* insertEvents(run, id, closers)
         const events = closers.length === 0 ? result.events : result.events.concat(closers)
-        entries.set(id, { header: decoded.header, stored: true, dirty: entries.get(id)?.dirty ?? false })
+        entries.set(id, { header: decoded.header, stored: true, dirty: entries.get(id)?.dirty ?? false, underLock: held.has(id) })
         return { header: decoded.header, events, repaired: closers, truncated: result.dropped }
       })
 
@@ -390,7 +400,31 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
         )
         : body
 
-    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
+    /**
+     * The write-through fast path: while this instance holds the lock of a stored session, a batch
+     * that fits one multi-row `INSERT` is that one statement in autocommit (atomic on its own: one
+     * implicit transaction, one commit), instead of `BEGIN`, `INSERT`, `COMMIT`.
+     */
+    const appendHeld = (id: string, entry: Entry & { nextSeq: number }, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
+      Effect.gen(function*() {
+        const events = yield* Records.validateBatch(id, input, entry.nextSeq)
+        const params: Array<unknown> = []
+        for (const e of events) params.push(...eventParams(id, e))
+        yield* withSync(sync, autocommit((run) => run(insertSql(events.length), params)))
+        entry.nextSeq += events.length
+        // a durable commit also syncs the WAL frames of earlier commits
+        entry.dirty = !sync
+      }).pipe(Effect.mapError(saveFailure(id, "write to")))
+
+    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) => {
+      const held1 = entries.get(id)
+      if (held1 !== undefined && held1.stored && held.has(id) && held1.nextSeq !== undefined && input.length <= INSERT_CHUNK) {
+        return appendHeld(id, held1 as Entry & { nextSeq: number }, input, sync)
+      }
+      return appendTransaction(id, input, sync)
+    }
+
+    const appendTransaction = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
       withSync(sync || entries.get(id)?.stored !== true, transaction((run) =>
         Effect.gen(function*() {
           let entry = entries.get(id)
@@ -526,14 +560,21 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
               )
             )
           }
-          entries.set(header.id, { header, stored: false, dirty: false })
+          entries.set(header.id, { header, stored: false, dirty: false, underLock: held.has(header.id) })
         }))
       })
 
     const lock = (id: SessionId) =>
       Effect.zipRight(
         Lock.acquire(lockStoreOutside(id), id),
-        Effect.acquireRelease(Effect.sync(() => held.add(id)), () => Effect.sync(() => held.delete(id)))
+        // the instance forgets the session with its lock (the database is the truth; a later
+        // writer adopts it again), so released sessions leave nothing behind
+        Effect.acquireRelease(Effect.sync(() => held.add(id)), () =>
+          serialized(id)(Effect.sync(() => {
+            held.delete(id)
+            const entry = entries.get(id)
+            if (entry !== undefined && (entry.stored || entry.underLock === true)) entries.delete(id)
+          })))
       )
 
     const remove = (id: SessionId): Effect.Effect<void, SessionError.SessionError> =>
@@ -544,7 +585,8 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
         entries.delete(id)
       }))
 
-    return SessionPersistence.of({
+    const service: Service & Tracked.WithTracked = {
+      tracked: () => ({ sessions: entries.size, serializing: serialized.size(), held: held.size, openFiles: 0 }),
       locate: () => undefined,
       remove,
       create,
@@ -565,7 +607,8 @@ export const make = (options: { readonly filename: string }): Effect.Effect<Serv
       list,
       exists: isStored,
       lock
-    })
+    }
+    return service
   })
 
 /**
