@@ -8,7 +8,6 @@
  *
  * @since 0.1.0
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -112,12 +111,12 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
         const made: Effect.Effect<LlmAdapter, unknown, never> = choice.provider === "anthropic"
           ? apiKey === undefined
             ? Effect.fail("ANTHROPIC_API_KEY is not set")
-            : Anthropic.make({ apiKey, baseUrl: choice.baseUrl }).pipe(Effect.provide(FetchHttpClient.layer))
+            : Anthropic.make({ apiKey, baseUrl: choice.baseUrl })
           : OpenAiCompatible.make({
             profile: choice.provider === "openai-compatible" ? "generic" : choice.provider,
             apiKey: choice.apiKey,
             baseUrl: choice.baseUrl
-          }).pipe(Effect.provide(FetchHttpClient.layer))
+          }) // no client provided: the adapter uses its own undici client (DefaultHttpClient)
         return yield* Effect.mapError(made, (e) => usage(`invalid provider configuration: ${String(e)}`))
       }
     }
