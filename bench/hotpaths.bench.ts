@@ -106,6 +106,9 @@ const anthropicMixedBody = (): string => {
   return parts.join("")
 }
 
+/** One read per `Chunk`, as the HTTP body delivers them. */
+const reads = (body: ReadonlyArray<Uint8Array>) => Stream.fromChunks(...body.map((b) => Chunk.of(b)))
+
 const pieces = (body: string, size = 16 * 1024): Array<Uint8Array> => {
   const bytes = new TextEncoder().encode(body)
   const out: Array<Uint8Array> = []
@@ -209,14 +212,14 @@ const sseRows = async () => {
   for (const w of workloads) {
     const body = pieces(openAiBody(w))
     const decode = OpenAiCompatible.decodeResponse(["reasoning_content"], "deepseek")
-    const ours = () => Effect.runPromise(Stream.run(decode(Stream.fromIterable(body)), BlockAssembler.sink))
+    const ours = () => Effect.runPromise(Stream.run(decode(reads(body)), BlockAssembler.sink))
     const check = await ours()
     if (check.blocks.length === 0) throw new Error(`sse/${w}: nothing assembled`)
     const t = await interleaved(ours, () => plainLoop(body))
     report({ bench: `hotpaths/sse/${w}`, unit: "CPU ms (lower is better)", value: round(t.value), baseline: round(t.baseline), target: "<= 1.5" })
   }
   const body = pieces(anthropicMixedBody())
-  const ours = () => Effect.runPromise(Stream.run(Anthropic.decodeResponse("anthropic")(Stream.fromIterable(body)), BlockAssembler.sink))
+  const ours = () => Effect.runPromise(Stream.run(Anthropic.decodeResponse("anthropic")(reads(body)), BlockAssembler.sink))
   const check = await ours()
   if (check.blocks.length !== Math.round(2_000 * scale)) throw new Error(`sse-anthropic: ${check.blocks.length} blocks`)
   const t = await interleaved(ours, () => plainLoop(body))
@@ -258,7 +261,7 @@ const e2eRows = () =>
 /** The chunks the OpenAI-compatible translator emits for a workload (what the loop logs). */
 const chunksOf = (w: Workload): Promise<ReadonlyArray<StreamChunk.StreamChunk>> =>
   Effect.runPromise(
-    Stream.runCollect(OpenAiCompatible.decodeResponse(["reasoning_content"], "deepseek")(Stream.fromIterable(pieces(openAiBody(w)))))
+    Stream.runCollect(OpenAiCompatible.decodeResponse(["reasoning_content"], "deepseek")(reads(pieces(openAiBody(w)))))
   ).then(Chunk.toReadonlyArray)
 
 const inputsOf = (chunks: ReadonlyArray<StreamChunk.StreamChunk>): Array<AppendInput> =>

@@ -168,6 +168,11 @@ export const makeParser = (options: DecodeOptions = {}): Parser => {
       pendingSize += value.length + 1
       return false
     }
+    // fast path: "event:" / "event: " (Anthropic names every event)
+    if (first === 101 && text.startsWith("event:", start)) {
+      name = text.slice(start + 6 < end && text.charCodeAt(start + 6) === 32 ? start + 7 : start + 6, end)
+      return false
+    }
     const l = text.slice(start, end)
     const colon = l.indexOf(":")
     const field = colon < 0 ? l : l.slice(0, colon)

@@ -11,8 +11,8 @@
  * order, optional keys optional), every value of the declared primitive type (strings; numbers
  * that are non-negative safe integers other than `-0`), tags on the declared literals. Anything
  * else answers `undefined` and takes the generic path, which produces the error if there is one.
- * On acceptance the result equals what the generic path builds: every property read once, in key
- * order, copied into fresh objects with the same key order and deep-frozen. The equivalence is a
+ * On acceptance the result equals what the generic path builds: every property read once (in
+ * key order, the tag first), copied into fresh objects with the same key order and deep-frozen. The equivalence is a
  * property test (`test/Session/ChunkFastPath.test.ts`).
  *
  * @since 0.1.0
@@ -100,14 +100,13 @@ const match = (value: unknown, spec: Variants, copy: boolean): object | undefine
   if (keys === undefined) return undefined
   const record = value as Record<string, unknown>
   const n = keys.length
-  // every property read once, in key order (as `Json.snapshot` reads it)
-  const values: Array<unknown> = new Array(n)
-  for (let i = 0; i < n; i++) values[i] = record[keys[i] as string]
   let s: Shape | undefined = spec.untagged
+  // the tag is read first (it is the first key of every chunk the adapters build, so the read
+  // order is then exactly `Json.snapshot`'s); every other property is read once, in key order
+  let tag: unknown = undefined
   if (s === undefined) {
-    const at = keys.indexOf(spec.tag)
-    if (at < 0) return undefined
-    const tag = values[at]
+    if (!has(record, spec.tag)) return undefined
+    tag = record[spec.tag]
     if (typeof tag !== "string" || !has(spec.variants, tag)) return undefined
     s = spec.variants[tag] as Shape
   }
@@ -115,9 +114,12 @@ const match = (value: unknown, spec: Variants, copy: boolean): object | undefine
   let required = 0
   for (let i = 0; i < n; i++) {
     const key = keys[i] as string
-    let v = values[i]
-    if (key !== spec.tag || s === spec.untagged) {
+    let v: unknown
+    if (s !== spec.untagged && key === spec.tag) {
+      v = tag
+    } else {
       if (!has(s.fields, key)) return undefined
+      v = record[key]
       const field = s.fields[key] as Check | Variants
       if (typeof field === "function") {
         if (!field(v)) return undefined
@@ -171,3 +173,48 @@ export const chunkEvent = (input: unknown, seq: number, time: number): object | 
  * @category validation
  */
 export const isChunkPayload = (data: unknown): boolean => match(data, payload, false) !== undefined
+
+/**
+ * The same fast path for a STORED `assistant/chunk` event (seed, resume, fork, batch): an
+ * envelope of exactly `type`, `seq`, `time`, `data` (any order), `seq` equal to `expectedSeq`,
+ * `time` a JSON natural, a covered payload. Returns the detached, deep-frozen event the generic
+ * path (`Validate.storedEvent`) would build, or `undefined` to let it decide. Never throws.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const storedChunkEvent = (raw: unknown, expectedSeq: number): object | undefined => {
+  try {
+    const keys = plainKeys(raw)
+    if (keys === undefined || keys.length !== 4) return undefined
+    const o = raw as Record<string, unknown>
+    let type: unknown = undefined
+    let seq: unknown = undefined
+    let time: unknown = undefined
+    let data: unknown = undefined
+    for (const key of keys) {
+      switch (key) {
+        case "type":
+          type = o[key]
+          break
+        case "seq":
+          seq = o[key]
+          break
+        case "time":
+          time = o[key]
+          break
+        case "data":
+          data = o[key]
+          break
+        default:
+          return undefined
+      }
+    }
+    if (type !== "assistant/chunk" || seq !== expectedSeq || !isNat(seq) || !isNat(time)) return undefined
+    const copied = match(data, payload, true)
+    if (copied === undefined) return undefined
+    return Object.freeze({ type: "assistant/chunk", seq, time, data: copied })
+  } catch {
+    return undefined
+  }
+}

@@ -189,6 +189,23 @@ export const storedEvent = (
   expectedSeq: number,
   surface?: Surface.State
 ): Either.Either<SessionEvent, SessionError.SessionError> => {
+  const fast = ChunkFastPath.storedChunkEvent(raw, expectedSeq)
+  if (fast !== undefined) return Either.right(fast as SessionEvent)
+  return storedEventGeneric(raw, expectedSeq, surface)
+}
+
+/**
+ * {@link storedEvent} without the `assistant/chunk` fast path: the reference the fast path must
+ * agree with. For equivalence tests.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const storedEventGeneric = (
+  raw: unknown,
+  expectedSeq: number,
+  surface?: Surface.State
+): Either.Either<SessionEvent, SessionError.SessionError> => {
   const snap = Json.snapshot(raw)
   if (Either.isLeft(snap)) {
     return Either.left(invalid(`event ${expectedSeq} (${describeType(raw)})`, `S-3: ${snap.left.message}`))

@@ -204,7 +204,45 @@ const compare = (raw: unknown) => {
   return Either.isRight(fast)
 }
 
+/** the stored form of an append input: the envelope with `seq` and `time` (in some key order) */
+const stored = (raw: unknown, seq: unknown, time: unknown, flip: boolean): unknown => {
+  if (typeof raw !== "object" || raw === null) return raw
+  const out = clone(raw)
+  if (flip) {
+    Object.defineProperty(out, "time", { value: time, enumerable: true, configurable: true, writable: true })
+    Object.defineProperty(out, "seq", { value: seq, enumerable: true, configurable: true, writable: true })
+  } else {
+    Object.defineProperty(out, "seq", { value: seq, enumerable: true, configurable: true, writable: true })
+    Object.defineProperty(out, "time", { value: time, enumerable: true, configurable: true, writable: true })
+  }
+  return out
+}
+
+const compareStored = (raw: unknown) => {
+  const fast = Validate.storedEvent(raw, 5)
+  const full = Validate.storedEventGeneric(raw, 5)
+  expect(Either.isRight(fast)).toBe(Either.isRight(full))
+  if (Either.isLeft(fast) && Either.isLeft(full)) expect(fast.left.message).toBe(full.left.message)
+  if (Either.isRight(fast) && Either.isRight(full)) {
+    sameTree(fast.right, full.right)
+    expect(deepFrozen(fast.right)).toBe(true)
+  }
+  return Either.isRight(fast)
+}
+
 describe("assistant/chunk append fast path (issue 17)", () => {
+  it("[S-11] property: stored events (seed, resume, batch) take the same decisions on the fast and generic paths", () => {
+    let accepted = 0
+    fc.assert(
+      fc.property(input, fc.oneof({ weight: 4, arbitrary: fc.constant<unknown>(5) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(4, -0, 5.5, "5") }),
+        fc.oneof({ weight: 4, arbitrary: fc.constantFrom<unknown>(0, 1234) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(-1, 1.5, -0) }), fc.boolean(), (raw, seq, time, flip) => {
+        if (compareStored(stored(raw, seq, time, flip))) accepted++
+      }),
+      { numRuns: 300, seed: 18 }
+    )
+    expect(accepted).toBeGreaterThan(20)
+  })
+
   it("[S-3,S-4] property: fast and generic paths accept/reject the same inputs and build identical events", () => {
     let accepted = 0
     let fastTaken = 0
