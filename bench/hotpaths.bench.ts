@@ -429,11 +429,18 @@ const jsonlRows = async () => {
   }
 }
 
-/** Runs the hot-path benchmarks (`HOTPATHS_QUICK=1`: a tenth of the sizes, for a smoke run). */
+/**
+ * Runs the hot-path benchmarks. `HOTPATHS_QUICK=1`: a tenth of the sizes (smoke run);
+ * `HOTPATHS_ONLY=sse,jsonl`: only those groups (sse, e2e, append, derive, jsonl).
+ */
 export async function run(): Promise<void> {
-  await sseRows()
-  await e2eRows()
-  await appendRows()
-  await deriveRows()
-  await jsonlRows()
+  const only = (process.env["HOTPATHS_ONLY"] ?? "").split(",").filter((x) => x !== "")
+  const groups: ReadonlyArray<readonly [string, () => Promise<unknown>]> = [
+    ["sse", sseRows],
+    ["e2e", e2eRows],
+    ["append", appendRows],
+    ["derive", deriveRows],
+    ["jsonl", jsonlRows]
+  ]
+  for (const [name, rows] of groups) if (only.length === 0 || only.includes(name)) await rows()
 }
