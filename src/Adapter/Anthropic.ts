@@ -75,7 +75,6 @@
  *
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -90,6 +89,7 @@ import * as LlmAdapter from "../Llm/LlmAdapter.js"
 import * as LlmError from "../Llm/LlmError.js"
 import type * as Message from "../Llm/Message.js"
 import * as StreamChunk from "../Llm/StreamChunk.js"
+import * as DefaultHttpClient from "./DefaultHttpClient.js"
 import * as HttpEdge from "./HttpEdge.js"
 import * as Sse from "./Sse.js"
 
@@ -821,9 +821,8 @@ export const makeTranslator = (provider: string): Sse.Translator => {
  */
 export const decodeResponse = (provider: string) =>
 <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamChunk.StreamChunk, E | LlmError.ProviderError, R> =>
-  bytes.pipe(
-    Sse.decode({ provider, isTerminal: isMessageStop, terminalName: "message_stop" }),
-    Sse.translate(() => makeTranslator(provider))
+  Sse.decodeTranslate({ provider, isTerminal: isMessageStop, terminalName: "message_stop" }, () => makeTranslator(provider))(
+    bytes
   )
 
 // ---------------------------------------------------------------------------------------------
@@ -831,16 +830,18 @@ export const decodeResponse = (provider: string) =>
 
 /**
  * Builds the adapter value (register it with the `Llm` service, or provide it via {@link layer}).
+ * HTTP client: the one in the context if the caller provides one (the caller keeps it alive),
+ * else the process-wide undici client of `DefaultHttpClient` (never destroyed early).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (
   options: Options
-): Effect.Effect<LlmAdapter.LlmAdapter, ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Effect.Effect<LlmAdapter.LlmAdapter, ConfigError.ConfigError> =>
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
-    const client = yield* HttpClient.HttpClient
+    const client = yield* DefaultHttpClient.forAdapter
     const url = HttpEdge.joinUrl(resolved.baseUrl, "v1/messages")
     const auth: HttpEdge.Auth = { scheme: "header", header: "x-api-key", key: resolved.apiKey }
     const decoder = decodeResponse(resolved.provider)
@@ -892,7 +893,7 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
  */
 export const layer = (
   options: Options
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, make(options))
 
 /**
@@ -903,5 +904,5 @@ export const layer = (
  */
 export const layerConfig = (
   overrides: Partial<Options> = {}
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, Effect.flatMap(config(overrides), make))

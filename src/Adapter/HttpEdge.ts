@@ -33,8 +33,13 @@
  *   `TIMEOUT`; whether that is retried is the `Llm` retry policy's call (retryable while the attempt
  *   emitted no chunk; after chunks it goes to request recovery, L-20).
  * - The response body is consumed inside the request's scope (`Stream.unwrapScoped` +
- *   `HttpClient.withScope`): when the consumer stops or is interrupted, the request is aborted and
- *   the connection closed.
+ *   `HttpClient.withScope`): when the consumer is interrupted, the request is aborted and the
+ *   connection closed. When the consumer stops normally before the body's end (the decoder saw the
+ *   terminal marker), the rest of the body is drained first, bounded by {@link drainLimit}, so the
+ *   keep-alive socket goes back to the pool (issue 20).
+ * - No client provided to an adapter: it uses `DefaultHttpClient` (undici, process lifetime). A
+ *   request on a client whose dispatcher was already destroyed (a layer provided only while the
+ *   adapter was constructed) fails with a `TRANSPORT` error that says so.
  *
  * @since 0.1.0
  */
@@ -47,6 +52,7 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -190,6 +196,10 @@ const causeMessage = (cause: unknown): string => {
   return typeof cause === "string" ? cause : "unknown cause"
 }
 
+/** undici's `ClientDestroyedError` (a client whose dispatcher was destroyed, e.g. its layer's scope closed) */
+const isDestroyedClient = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && (cause as { code?: unknown }).code === "UND_ERR_DESTROYED"
+
 const requestFailure = (
   error: HttpClientError.HttpClientError,
   options: StreamRequest,
@@ -206,6 +216,16 @@ const requestFailure = (
       "INVALID_REQUEST",
       scrub(`request body could not be encoded (${where})`, secrets),
       { provider: options.provider }
+    )
+  }
+  if (isDestroyedClient(error.cause)) {
+    return LlmError.providerError(
+      "TRANSPORT",
+      scrub(
+        `the HTTP client was closed before this request (${where}); provide it for the adapter's whole life (Layer.provide on the adapter's layer) or provide none (the adapter then uses its own)`,
+        secrets
+      ),
+      { provider: options.provider, cause: error.cause }
     )
   }
   return LlmError.providerError(
@@ -362,28 +382,74 @@ const untimed = (
           provider: options.provider
         }))
       }
-      return Stream.suspend(() => {
-        let sawBytes = false
-        return response.stream.pipe(
-          Stream.mapChunks((chunk) => {
-            if (!sawBytes) sawBytes = Chunk.some(chunk, (bytes) => bytes.length > 0)
-            return chunk
-          }),
-          Stream.mapError((error) => requestFailure(error, options, secrets)),
-          Stream.concat(
-            Stream.suspend(() =>
-              sawBytes ? Stream.empty : Stream.fail(
-                LlmError.providerError("EMPTY_RESPONSE", `empty response body (HTTP ${response.status})`, {
-                  provider: options.provider,
-                  status: response.status
-                })
-              )
+      let sawBytes = false
+      const body = response.stream.pipe(
+        Stream.mapChunks((chunk) => {
+          if (!sawBytes) sawBytes = Chunk.some(chunk, (bytes) => bytes.length > 0)
+          return chunk
+        }),
+        Stream.mapError((error) => requestFailure(error, options, secrets)),
+        Stream.concat(
+          Stream.suspend(() =>
+            sawBytes ? Stream.empty : Stream.fail(
+              LlmError.providerError("EMPTY_RESPONSE", `empty response body (HTTP ${response.status})`, {
+                provider: options.provider,
+                status: response.status
+              })
             )
           )
         )
-      })
+      )
+      // pulled here (not piped) so that, when the consumer stops early but normally (the decoder
+      // saw the terminal marker), the rest of the body can still be read before the request's
+      // scope closes: this finalizer runs before the body's and the request's own (added earlier)
+      let ended = false
+      const pull = yield* Stream.toPull(body)
+      yield* Effect.addFinalizer((exit) =>
+        !Exit.isSuccess(exit)
+          ? Effect.void
+          : Effect.zipRight(
+            ended ? Effect.void : drainRest(pull, () => void (ended = true)),
+            // undici puts a finished socket back in its pool one macrotask after the body's end:
+            // a request sent before that would open a second connection
+            Effect.suspend(() => ended ? nextMacrotask : Effect.void)
+          )
+      )
+      return Stream.repeatEffectChunkOption(Effect.tapError(pull, () => Effect.sync(() => void (ended = true))))
     })
   )
+
+/**
+ * After the terminal event the rest of a response body (usually only the end of the chunked
+ * encoding, sometimes arriving in a later read) is read and discarded, at most
+ * {@link drainLimit} bytes for at most {@link drainLimit} `millis`, so that the keep-alive socket
+ * goes back to the pool instead of being closed (issue 20). Past either bound the body is
+ * released unread and the connection closed, as before. Interruption never drains.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const drainLimit = { bytes: 16 * 1024, millis: 200 } as const
+
+const drainRest = <E>(
+  pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<E>>,
+  onEnd: () => void
+): Effect.Effect<void> => {
+  let budget = drainLimit.bytes
+  const loop: Effect.Effect<void, Option.Option<E>> = Effect.flatMap(pull, (chunk) => {
+    for (const bytes of chunk) budget -= bytes.length
+    return budget > 0 ? loop : Effect.void
+  })
+  return Effect.interruptible(Effect.ignore(Effect.timeout(
+    Effect.tapError(loop, (e) => Effect.sync(() => Option.isNone(e) && onEnd())),
+    Duration.millis(drainLimit.millis)
+  )))
+}
+
+const nextMacrotask: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
 
 // ---------------------------------------------------------------------------------------------
 // Secrets, bounded bodies, non-stream answers

@@ -64,7 +64,6 @@
  *
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -77,6 +76,7 @@ import * as LlmAdapter from "../Llm/LlmAdapter.js"
 import * as LlmError from "../Llm/LlmError.js"
 import type * as Message from "../Llm/Message.js"
 import * as StreamChunk from "../Llm/StreamChunk.js"
+import * as DefaultHttpClient from "./DefaultHttpClient.js"
 import * as HttpEdge from "./HttpEdge.js"
 import * as Sse from "./Sse.js"
 
@@ -812,10 +812,7 @@ export const makeTranslator = (
  */
 export const decodeResponse = (reasoningFields: ReadonlyArray<string>, provider: string) =>
 <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamChunk.StreamChunk, E | LlmError.ProviderError, R> =>
-  bytes.pipe(
-    Sse.decode({ provider }),
-    Sse.translate(() => makeTranslator(reasoningFields, provider))
-  )
+  Sse.decodeTranslate({ provider }, () => makeTranslator(reasoningFields, provider))(bytes)
 
 // ---------------------------------------------------------------------------------------------
 // Adapter and layers
@@ -824,15 +821,18 @@ export const decodeResponse = (reasoningFields: ReadonlyArray<string>, provider:
  * Builds the adapter value (register it with the `Llm` service, or provide it via {@link layer}).
  * Fails at startup on invalid configuration (missing key, bad URL, …).
  *
+ * HTTP client: the one in the context if the caller provides one (the caller keeps it alive),
+ * else the process-wide undici client of `DefaultHttpClient` (never destroyed early).
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (
   options: Options
-): Effect.Effect<LlmAdapter.LlmAdapter, ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Effect.Effect<LlmAdapter.LlmAdapter, ConfigError.ConfigError> =>
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
-    const client = yield* HttpClient.HttpClient
+    const client = yield* DefaultHttpClient.forAdapter
     const url = endpoint(resolved, options)
     const auth: HttpEdge.Auth | undefined = resolved.apiKey === undefined
       ? undefined
@@ -891,7 +891,7 @@ export const config = (
  */
 export const layer = (
   options: Options
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, make(options))
 
 /**
@@ -904,5 +904,5 @@ export const layer = (
 export const layerConfig = (
   profile: ProfileName,
   overrides: Omit<Options, "profile"> = {}
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, Effect.flatMap(config(profile, overrides), make))

@@ -15,8 +15,8 @@
  * - an event without data is skipped;
  * - the terminal-marker rule is a parameter ({@link DecodeOptions.isTerminal}; default: data
  *   `[DONE]`, OpenAI style; Anthropic passes `message_stop`). The terminal event ends the stream:
- *   it is not emitted, and later bytes are never read (the response body is released, which closes
- *   the connection);
+ *   it is not emitted, and the decoder reads nothing after it (the HTTP edge then drains the rest
+ *   of the body, bounded, so the keep-alive connection is reused: `HttpEdge.drainLimit`);
  * - at EOF the pending unterminated event is still parsed: when it is the terminal marker the
  *   stream ends normally (a final `data: [DONE]` without blank line is fine). Otherwise the stream
  *   fails with `STREAM_CLOSED` (EOF without terminal marker: empty body, close mid-event or
@@ -100,6 +100,13 @@ export interface Parser {
   readonly feed: (bytes: Uint8Array, out: Array<Event>) => FeedResult
   /** end of input: `"terminal"` when the pending event is the terminal marker, else `STREAM_CLOSED` */
   readonly end: (out: Array<Event>) => "terminal" | ProviderError
+  /**
+   * {@link Parser.feed} handing each dispatched event to `onEvent` instead; `onEvent` returns
+   * `true` to stop parsing (`"stopped"`; the parser must not be fed again).
+   */
+  readonly feedWith: (bytes: Uint8Array, onEvent: (event: Event) => boolean) => FeedResult | "stopped"
+  /** {@link Parser.end} handing the last event (if any) to `onEvent` */
+  readonly endWith: (onEvent: (event: Event) => boolean) => "terminal" | "stopped" | ProviderError
 }
 
 /**
@@ -127,34 +134,46 @@ export const makeParser = (options: DecodeOptions = {}): Parser => {
       ...providerExtra
     })
 
-  // Processes one complete line (without its `\n`). Returns true when the terminal event was seen.
-  const line = (text: string, out: Array<Event>): boolean => {
-    const length = text.length
-    const last = length > 0 ? text.charCodeAt(length - 1) : -1
-    const l = last === 13 ? text.slice(0, length - 1) : text
-    if (l.length === 0) {
-      if (data !== undefined) {
-        const event: Event = { event: name, data }
-        data = undefined
-        name = "message"
-        pendingSize = 0
-        if (isTerminal(event)) return true
-        out.push(event)
-      } else {
-        name = "message"
-        pendingSize = 0
-      }
+  // the consumer of dispatched events of the current feed; `true` = stop
+  let onEvent: (event: Event) => boolean = () => false
+  let stopped = false
+
+  const dispatch = (): boolean => {
+    const event: Event = { event: name, data: data as string }
+    data = undefined
+    name = "message"
+    pendingSize = 0
+    if (isTerminal(event)) return true
+    if (onEvent(event)) stopped = true
+    return stopped
+  }
+
+  // Processes the line `text[start, end)` (without its `\n`). Returns true when parsing must stop
+  // (the terminal event, or the consumer asked to stop). Data lines are sliced once, in place.
+  const line = (text: string, start: number, end: number): boolean => {
+    if (end > start && text.charCodeAt(end - 1) === 13) end--
+    if (end === start) {
+      if (data !== undefined) return dispatch()
+      name = "message"
+      pendingSize = 0
       return false
     }
-    const first = l.charCodeAt(0)
+    const first = text.charCodeAt(start)
     if (first === 58 /* : */) return false
     // fast path: "data:" / "data: "
-    if (first === 100 && l.startsWith("data:")) {
-      const value = l.charCodeAt(5) === 32 ? l.slice(6) : l.slice(5)
+    if (first === 100 && text.startsWith("data:", start)) {
+      const from = start + 5 < end && text.charCodeAt(start + 5) === 32 ? start + 6 : start + 5
+      const value = text.slice(from, end)
       data = data === undefined ? value : data + "\n" + value
       pendingSize += value.length + 1
       return false
     }
+    // fast path: "event:" / "event: " (Anthropic names every event)
+    if (first === 101 && text.startsWith("event:", start)) {
+      name = text.slice(start + 6 < end && text.charCodeAt(start + 6) === 32 ? start + 7 : start + 6, end)
+      return false
+    }
+    const l = text.slice(start, end)
     const colon = l.indexOf(":")
     const field = colon < 0 ? l : l.slice(0, colon)
     if (field === "event") {
@@ -168,18 +187,19 @@ export const makeParser = (options: DecodeOptions = {}): Parser => {
     return false
   }
 
-  const feed = (bytes: Uint8Array, out: Array<Event>): FeedResult => {
-    if (finished) return "terminal"
+  const feedWith = (bytes: Uint8Array, consumer: (event: Event) => boolean): FeedResult | "stopped" => {
+    if (finished) return stopped ? "stopped" : "terminal"
+    onEvent = consumer
     const text = rest.length === 0
       ? decoder.decode(bytes, { stream: true })
       : rest + decoder.decode(bytes, { stream: true })
     let position = 0
     let newline = text.indexOf("\n")
     while (newline >= 0) {
-      if (line(text.slice(position, newline), out)) {
+      if (line(text, position, newline)) {
         finished = true
         rest = ""
-        return "terminal"
+        return stopped ? "stopped" : "terminal"
       }
       position = newline + 1
       newline = text.indexOf("\n", position)
@@ -192,9 +212,10 @@ export const makeParser = (options: DecodeOptions = {}): Parser => {
     return "more"
   }
 
-  const end = (out: Array<Event>): "terminal" | ProviderError => {
-    if (finished) return "terminal"
+  const endWith = (consumer: (event: Event) => boolean): "terminal" | "stopped" | ProviderError => {
+    if (finished) return stopped ? "stopped" : "terminal"
     finished = true
+    onEvent = consumer
     const tail = rest + decoder.decode()
     rest = ""
     const closed = () =>
@@ -204,13 +225,22 @@ export const makeParser = (options: DecodeOptions = {}): Parser => {
         ...providerExtra
       })
     // the final, unterminated line (never treated as the blank line that would dispatch)
-    const partial = tail.charCodeAt(tail.length - 1) === 13 ? tail.slice(0, -1) : tail
-    if (partial.length > 0) line(partial, out)
+    const length = tail.charCodeAt(tail.length - 1) === 13 ? tail.length - 1 : tail.length
+    if (length > 0) line(tail, 0, length)
     if (data !== undefined && isTerminal({ event: name, data })) return "terminal"
     return closed()
   }
 
-  return { feed, end }
+  const pushTo = (out: Array<Event>) => (event: Event): boolean => {
+    out.push(event)
+    return false
+  }
+
+  const feed = (bytes: Uint8Array, out: Array<Event>): FeedResult => feedWith(bytes, pushTo(out)) as FeedResult
+
+  const end = (out: Array<Event>): "terminal" | ProviderError => endWith(pushTo(out)) as "terminal" | ProviderError
+
+  return { feed, end, feedWith, endWith }
 }
 
 /**
@@ -309,4 +339,67 @@ export const translate = (make: () => Translator) =>
       }
     })
     return Stream.pipeThroughChannelOrFail(events, loop)
+  })
+
+/**
+ * {@link decode} and {@link translate} fused into one stage (the adapters' hot path, issue 17):
+ * each dispatched event goes straight from the parser to the translator, with no intermediate
+ * `Chunk` of events and no second channel. Behaves exactly as
+ * `bytes.pipe(decode(options), translate(make))`: the same chunks in the same output batches (one
+ * per input batch), the same ending (`end` after the terminal marker, not after a parse failure)
+ * and the same failures.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const decodeTranslate = (options: DecodeOptions, make: () => Translator) =>
+<E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamChunk.StreamChunk, E | ProviderError, R> =>
+  Stream.suspend(() => {
+    const parser = makeParser(options)
+    const translator = make()
+    let out: Array<StreamChunk.StreamChunk> = []
+    let result: "more" | "done" | ProviderError = "more"
+    const onEvent = (event: Event): boolean => {
+      result = translator.event(event, out)
+      return result !== "more"
+    }
+    const write = (chunks: Array<StreamChunk.StreamChunk>) =>
+      chunks.length === 0 ? undefined : Channel.write(Chunk.unsafeFromArray(chunks))
+    type Out = Channel.Channel<Chunk.Chunk<StreamChunk.StreamChunk>, Chunk.Chunk<Uint8Array>, E | ProviderError, E, unknown, unknown>
+    const then = (chunks: Array<StreamChunk.StreamChunk>, next: Out): Out => {
+      const emitted = write(chunks)
+      return emitted === undefined ? next : Channel.zipRight(emitted, next)
+    }
+    // what follows the parser's outcome: the translator's verdict first (it may have stopped
+    // parsing), then the end of the event stream (terminal: `translator.end`) or a parse failure
+    const settle = (parsed: FeedResult | "stopped", next: Out): Out => {
+      const chunks = out
+      if (result === "done") return then(chunks, Channel.void)
+      if (result !== "more") return then(chunks, Channel.fail(result))
+      if (parsed === "more") return then(chunks, next)
+      if (parsed === "terminal") {
+        // the closing chunks form their own batch, as `translate` emits them at the end of input
+        const closing: Array<StreamChunk.StreamChunk> = []
+        const error = translator.end(closing)
+        return then(chunks, then(closing, error === undefined ? Channel.void : Channel.fail(error)))
+      }
+      return then(chunks, Channel.fail(parsed as ProviderError))
+    }
+    const loop: Out = Channel.readWithCause({
+      onInput: (input: Chunk.Chunk<Uint8Array>) => {
+        out = []
+        let parsed: FeedResult | "stopped" = "more"
+        for (const piece of input) {
+          parsed = parser.feedWith(piece, onEvent)
+          if (parsed !== "more") break
+        }
+        return settle(parsed, loop)
+      },
+      onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
+      onDone: () => {
+        out = []
+        return settle(parser.endWith(onEvent), Channel.void)
+      }
+    })
+    return Stream.pipeThroughChannelOrFail(bytes, loop)
   })

@@ -8,7 +8,6 @@
  *
  * @since 0.1.0
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -114,8 +113,9 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
         const made: Effect.Effect<LlmAdapter, unknown, never> = choice.provider === "anthropic"
           ? apiKey === undefined
             ? Effect.fail("ANTHROPIC_API_KEY is not set")
-            : Anthropic.make({ apiKey, baseUrl: choice.baseUrl }).pipe(Effect.provide(FetchHttpClient.layer))
-          : OpenAiCompatible.make(ProviderChoice.adapterOptions(choice)).pipe(Effect.provide(FetchHttpClient.layer))
+            : Anthropic.make({ apiKey, baseUrl: choice.baseUrl })
+          // no client provided: the adapter uses its own undici client (DefaultHttpClient)
+          : OpenAiCompatible.make(ProviderChoice.adapterOptions(choice))
         return yield* Effect.mapError(made, (e) => usage(`invalid provider configuration: ${String(e)}`))
       }
     }

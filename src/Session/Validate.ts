@@ -24,6 +24,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Json from "../Llm/Json.js"
+import * as ChunkFastPath from "./ChunkFastPath.js"
 import * as SessionError from "./SessionError.js"
 import type { SessionEvent } from "./SessionEvent.js"
 import { isCoreType, payloadSchemas } from "./SessionEvent.js"
@@ -42,21 +43,6 @@ const guards: Record<string, (u: unknown) => boolean> = {}
 for (const [type, schema] of Object.entries(payloadSchemas)) guards[type] = Schema.is(schema as Schema.Schema.AnyNoContext)
 
 const isSafeNat = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
-
-/**
- * Hot path: an `assistant/chunk` carrying a text or reasoning delta (most of a log), checked by
- * hand with exactly the rules of its schema. Anything else goes through the schema.
- */
-const isDeltaChunk = (data: Json.Json): boolean => {
-  if (typeof data !== "object" || data === null || Array.isArray(data)) return false
-  const d = data as Json.JsonObject
-  if (!isSafeNat(d["turn"]) || !isSafeNat(d["step"])) return false
-  const chunk = d["chunk"]
-  if (typeof chunk !== "object" || chunk === null || Array.isArray(chunk)) return false
-  const c = chunk as Json.JsonObject
-  return (c["type"] === "text-delta" || c["type"] === "reasoning-delta") && isSafeNat(c["index"]) &&
-    typeof c["text"] === "string"
-}
 
 const invalid = (where: string, message: string): SessionError.SessionError =>
   SessionError.make("INVALID_EVENT", `${where}: ${message}`)
@@ -89,7 +75,7 @@ export const checkPayload = (where: string, type: string, data: Json.Json): Sess
     return SessionError.make("LEGACY_EVENT", `${where}: S-9: legacy request/header reason "fallback" is not supported`)
   }
   if (!isCoreType(type)) return undefined
-  if (type === "assistant/chunk" && isDeltaChunk(data)) return undefined
+  if (type === "assistant/chunk" && ChunkFastPath.isChunkPayload(data)) return undefined
   const guard = guards[type] as (u: unknown) => boolean
   if (guard(data)) return undefined
   const schema = payloadSchemas[type] as Schema.Schema.AnyNoContext
@@ -98,59 +84,6 @@ export const checkPayload = (where: string, type: string, data: Json.Json): Sess
     onRight: () => "invalid payload"
   })
   return invalid(where, `invalid ${type} payload: ${detail}`)
-}
-
-/** A non-negative safe integer that is lossless JSON (not `-0`). */
-const isJsonNat = (u: unknown): u is number => isSafeNat(u) && !Object.is(u, -0)
-
-/** The own string keys of a plain, symbol-free object, else `undefined`. */
-const plainKeys = (u: unknown): Array<string> | undefined => {
-  if (typeof u !== "object" || u === null || Object.getPrototypeOf(u) !== Object.prototype) return undefined
-  if (Object.getOwnPropertySymbols(u).length > 0) return undefined
-  return Object.keys(u)
-}
-
-/**
- * Hot path of {@link appendInput}: an `assistant/chunk` append of a text or reasoning delta in the
- * exact shape the loop produces (`{type, data: {turn, step, chunk: {type, index, text}}}`, keys in
- * that order, plain objects). Every property is read once; the stored event is built from what was
- * read, with the same key order and freezing as the generic path, so the result is identical to
- * `Json.snapshot` + schema check + build. Anything else (including a throwing getter) returns
- * `undefined` and takes the generic path, which produces the error if there is one.
- */
-const deltaChunkEvent = (input: unknown, seq: number, time: number): SessionEvent | undefined => {
-  try {
-    const k0 = plainKeys(input)
-    if (k0 === undefined || k0.length !== 2 || k0[0] !== "type" || k0[1] !== "data") return undefined
-    const o = input as Record<string, unknown>
-    if (o["type"] !== "assistant/chunk") return undefined
-    const data = o["data"]
-    const k1 = plainKeys(data)
-    if (k1 === undefined || k1.length !== 3 || k1[0] !== "turn" || k1[1] !== "step" || k1[2] !== "chunk") return undefined
-    const d = data as Record<string, unknown>
-    const turn = d["turn"]
-    const step = d["step"]
-    const chunk = d["chunk"]
-    if (!isJsonNat(turn) || !isJsonNat(step)) return undefined
-    const k2 = plainKeys(chunk)
-    if (k2 === undefined || k2.length !== 3 || k2[0] !== "type" || k2[1] !== "index" || k2[2] !== "text") return undefined
-    const c = chunk as Record<string, unknown>
-    const chunkType = c["type"]
-    const index = c["index"]
-    const text = c["text"]
-    if ((chunkType !== "text-delta" && chunkType !== "reasoning-delta") || !isJsonNat(index) || typeof text !== "string") {
-      return undefined
-    }
-    const frozen = Object.freeze({
-      type: "assistant/chunk",
-      seq,
-      time,
-      data: Object.freeze({ turn, step, chunk: Object.freeze({ type: chunkType, index, text }) })
-    }) as unknown as SessionEvent
-    return frozen
-  } catch {
-    return undefined
-  }
 }
 
 /**
@@ -166,8 +99,24 @@ export const appendInput = (
   seq: number,
   time: number
 ): Either.Either<SessionEvent, SessionError.SessionError> => {
-  const fast = deltaChunkEvent(input, seq, time)
-  if (fast !== undefined) return Either.right(fast)
+  const fast = ChunkFastPath.chunkEvent(input, seq, time)
+  if (fast !== undefined) return Either.right(fast as SessionEvent)
+  return appendInputGeneric(surface, input, seq, time)
+}
+
+/**
+ * {@link appendInput} without the `assistant/chunk` fast path (`ChunkFastPath`): the reference
+ * the fast path must agree with (same acceptance, same stored event). For equivalence tests.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const appendInputGeneric = (
+  surface: Surface.State,
+  input: unknown,
+  seq: number,
+  time: number
+): Either.Either<SessionEvent, SessionError.SessionError> => {
   const snap = Json.snapshot(input)
   if (Either.isLeft(snap)) {
     return Either.left(invalid(`append (${describeType(input)})`, `S-3: ${snap.left.message}`))
@@ -236,6 +185,23 @@ export const committedBatch = (events: ReadonlyArray<SessionEvent>): ReadonlyArr
  * @category validation
  */
 export const storedEvent = (
+  raw: unknown,
+  expectedSeq: number,
+  surface?: Surface.State
+): Either.Either<SessionEvent, SessionError.SessionError> => {
+  const fast = ChunkFastPath.storedChunkEvent(raw, expectedSeq)
+  if (fast !== undefined) return Either.right(fast as SessionEvent)
+  return storedEventGeneric(raw, expectedSeq, surface)
+}
+
+/**
+ * {@link storedEvent} without the `assistant/chunk` fast path: the reference the fast path must
+ * agree with. For equivalence tests.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const storedEventGeneric = (
   raw: unknown,
   expectedSeq: number,
   surface?: Surface.State

@@ -45,6 +45,8 @@ export interface RecordedRequest {
   readonly rawBody: string
   /** the body parsed as JSON, `undefined` when it is not JSON */
   readonly body: unknown
+  /** the client's port: requests with the same one came over the same (keep-alive) socket */
+  readonly remotePort: number
 }
 
 /** A scripted answer. */
@@ -256,7 +258,7 @@ export const make = (
           if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v
         }
         const index = recorded.length
-        recorded.push({ method: req.method ?? "", path: req.url ?? "", headers, rawBody, body })
+        recorded.push({ method: req.method ?? "", path: req.url ?? "", headers, rawBody, body, remotePort: req.socket.remotePort ?? 0 })
         res.on("close", () => closeAt(index).resolve({ early: !res.writableFinished }))
         const ready = requestWaiters.filter((w) => recorded.length >= w.n)
         requestWaiters = requestWaiters.filter((w) => recorded.length < w.n)
