@@ -32,6 +32,7 @@ import * as ContentBlocks from "../Llm/ContentBlock.js"
 import * as Llm from "../Llm/Llm.js"
 import type { GenerateOptions, Message } from "../Llm/Message.js"
 import type { RegistryError } from "../Llm/LlmError.js"
+import type { SessionError } from "../Session/SessionError.js"
 import type { SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
 import type * as SessionPersistence from "../Session/SessionPersistence.js"
 import * as SessionStore from "../Session/SessionStore.js"
@@ -120,15 +121,15 @@ export interface TestAgent {
   /** send a prompt (text or blocks) and wait until the agent is idle */
   readonly prompt: (content: string | ReadonlyArray<ContentBlock>) => Effect.Effect<void, AgentError>
   /** every logged event */
-  readonly events: Effect.Effect<ReadonlyArray<SessionEvent>>
+  readonly events: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
   /** the event types, in log order */
-  readonly types: Effect.Effect<ReadonlyArray<string>>
+  readonly types: Effect.Effect<ReadonlyArray<string>, SessionError>
   /** the end reason of every turn, in order */
-  readonly turnEnds: Effect.Effect<ReadonlyArray<TurnEndReason>>
+  readonly turnEnds: Effect.Effect<ReadonlyArray<TurnEndReason>, SessionError>
   /** the model history (`deriveMessages`) */
   readonly history: Effect.Effect<ReadonlyArray<Message>>
   /** the text of every assistant message, in order */
-  readonly texts: Effect.Effect<ReadonlyArray<string>>
+  readonly texts: Effect.Effect<ReadonlyArray<string>, SessionError>
   /** every request the scripted adapter received */
   readonly requests: Effect.Effect<ReadonlyArray<GenerateOptions>>
 }
