@@ -39,7 +39,7 @@ const step = (session: Session.Session, turn: number, n: number) =>
       StreamChunk.finish({ kind: "stop" })
     ]
     for (let i = 0; i < wire.length; i += 8) {
-      const batch = wire.slice(i, i + 8).map((chunk) => ({ type: "assistant/chunk", data: { turn, step: 1, chunk } }))
+      const batch = wire.slice(i, i + 8).map((chunk) => ({ type: "assistant/chunk" as const, data: { turn, step: 1, chunk } }))
       chunks.push(...(yield* session.appendAll(batch)))
     }
     const text = Array.from({ length: n }, (_, i) => `w${i} `).join("")
