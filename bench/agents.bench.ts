@@ -4,12 +4,12 @@
  * thread's own (Linux `/proc`, 10 ms ticks; elsewhere the whole process).
  *
  * - `agents.per-batch-cost`: main-thread µs per chunk with one chunk per stream batch, against
- *   batches of 32 (20 agents, one 1,200-chunk turn each, in-memory store: the loop's own cost).
+ *   batches of 32 (10 agents, one 1,200-chunk turn each, in-memory store: the loop's own cost).
  *   Target: ≤ 30 µs.
  * - `agents.per-batch-cost.batch-5`: the same with batches of 5. Target: ≤ 10 µs.
  * - `agents.per-batch-cost.jsonl`: one chunk per batch against batches of 32 over the JSONL store
  *   (DEC-11 write-through: one `write` per batch).
- * - `agents.n-<N>` (N = 10, 100, 500; JSONL; 3 turns of 100 chunks in batches of 8 each): chunks/s
+ * - `agents.n-<N>` (N = 10, 100, 500; JSONL; 2 turns of 100 chunks in batches of 8 each): chunks/s
  *   against the N = 10 figure, with main-thread µs per chunk, event-loop delay p99 (10 ms
  *   resolution) and idle heap per agent after its turns (target ≤ 100 KB).
  *
@@ -21,9 +21,9 @@ import { report } from "./Bench.js"
 
 /** Runs the rows. */
 export const run = async (): Promise<void> => {
-  const batch = (size: number, store: "memory" | "jsonl", agents = 20, chunks = 1_200) =>
+  const batch = (size: number, store: "memory" | "jsonl", agents = 10, chunks = 1_200) =>
     probe({ agents, turns: 1, chunks, mode: "flat", batch: size, store })
-  await batch(32, "memory", 10, 600) // warm-up
+  await batch(32, "memory", 10, 300) // warm-up
   const b32 = await batch(32, "memory")
   const b1 = await batch(1, "memory")
   const b5 = await batch(5, "memory")
@@ -43,8 +43,8 @@ export const run = async (): Promise<void> => {
     targetMicros: 10,
     processCpuMicrosPerChunk: b5.processCpuMicrosPerChunk
   })
-  const j32 = await batch(32, "jsonl", 10, 600)
-  const j1 = await batch(1, "jsonl", 10, 600)
+  const j32 = await batch(32, "jsonl", 10, 400)
+  const j1 = await batch(1, "jsonl", 10, 400)
   report({
     bench: "agents.per-batch-cost.jsonl",
     unit: "main-thread µs per chunk over JSONL, one chunk per batch (lower is better); baseline = batches of 32",
@@ -54,7 +54,7 @@ export const run = async (): Promise<void> => {
   })
   let base: number | undefined
   for (const agents of [10, 100, 500]) {
-    const r = await probe({ agents, turns: 3, chunks: 100, mode: "flat", batch: 8, store: "jsonl" })
+    const r = await probe({ agents, turns: 2, chunks: 100, mode: "flat", batch: 8, store: "jsonl" })
     base ??= r.chunksPerSecond
     report({
       bench: `agents.n-${agents}`,
