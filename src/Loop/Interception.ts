@@ -12,7 +12,10 @@
  *
  * Registration is scoped (closing the scope unregisters) and may be agent-scoped: a listener
  * registered for an agent id sees only that agent's runs (L-36). Global listeners run before
- * agent-scoped ones, each group in registration order.
+ * agent-scoped ones, each group in registration order. Listeners are looked up by agent id
+ * (`AgentScoped`): a run touches the global listeners and that agent's own, never another agent's,
+ * so its cost does not grow with the number of agents (issue 20); `scanned` counts what lookups
+ * touched.
  *
  * Listener failures are surfaced as {@link HookFailure} (never defects); each point decides what a
  * failure means (an ordinary turn failure, a `fail` decision, a tool error result, …).
@@ -21,11 +24,11 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as GenAi from "../Llm/GenAi.js"
 import * as LlmError from "../Llm/LlmError.js"
+import * as AgentScoped from "./internal/AgentScoped.js"
 
 /**
  * A listener failed (its error is kept as `cause`). `message` is the listener's error message.
@@ -48,12 +51,6 @@ export class HookFailure extends Schema.TaggedError<HookFailure>()("HookFailure"
 export interface RegisterOptions {
   /** only runs for this agent (session) id */
   readonly agentId?: string
-}
-
-interface Entry<L> {
-  readonly id: number
-  readonly listener: L
-  readonly agentId: string | undefined
 }
 
 /**
@@ -92,21 +89,18 @@ const traced = <A, E, R>(
   })
 
 const makeRegistry = <L>() =>
-  Effect.map(Ref.make<{ readonly next: number; readonly entries: ReadonlyArray<Entry<L>> }>({ next: 0, entries: [] }), (ref) => ({
-    register: (listener: L, options?: RegisterOptions): Effect.Effect<void, never, Scope.Scope> =>
-      Effect.acquireRelease(
-        Ref.modify(ref, (s) => [
-          s.next,
-          { next: s.next + 1, entries: [...s.entries, { id: s.next, listener, agentId: options?.agentId }] }
-        ]),
-        (id) => Ref.update(ref, (s) => ({ ...s, entries: s.entries.filter((e) => e.id !== id) }))
-      ).pipe(Effect.asVoid),
-    listeners: (agentId: string | undefined): Effect.Effect<ReadonlyArray<L>> =>
-      Effect.map(Ref.get(ref), (s) => [
-        ...s.entries.filter((e) => e.agentId === undefined).map((e) => e.listener),
-        ...s.entries.filter((e) => e.agentId !== undefined && e.agentId === agentId).map((e) => e.listener)
-      ])
-  }))
+  Effect.sync(() => {
+    const registry = AgentScoped.make<L>()
+    return {
+      register: (listener: L, options?: RegisterOptions): Effect.Effect<void, never, Scope.Scope> =>
+        Effect.asVoid(Effect.acquireRelease(
+          Effect.sync(() => registry.add(listener, options?.agentId)),
+          (entry) => Effect.sync(() => registry.remove(entry))
+        )),
+      listeners: (agentId: string | undefined): Effect.Effect<ReadonlyArray<L>> => Effect.sync(() => registry.values(agentId)),
+      scanned: registry.scanned
+    }
+  })
 
 /**
  * A waterfall listener. `next()` continues with the current input, `next(i)` with a rewritten one.
@@ -127,6 +121,8 @@ export type Middleware<I, O> = (input: I, next: (input?: I) => Effect.Effect<O, 
 export interface Waterfall<I, O> {
   readonly name: string
   readonly register: (middleware: Middleware<I, O>, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
+  /** Registrations looked at by lookups so far (diagnostics: global ones and the running agent's own only). */
+  readonly scanned: () => number
   /** Runs the chain for `agentId`; `terminal` is the default outcome at the end of the chain. */
   readonly run: <E>(
     agentId: string | undefined,
@@ -145,6 +141,7 @@ export const waterfall = <I, O>(name: string): Effect.Effect<Waterfall<I, O>> =>
   Effect.map(makeRegistry<Middleware<I, O>>(), (registry) => ({
     name,
     register: registry.register,
+    scanned: registry.scanned,
     run: <E>(agentId: string | undefined, input: I, terminal: (input: I) => Effect.Effect<O, E>) =>
       Effect.flatMap(registry.listeners(agentId), (listeners) => traced(name, agentId, listeners.length, Effect.suspend(() => {
         let terminalError: { readonly error: E } | undefined
@@ -185,6 +182,8 @@ export type Listener<I> = (input: I) => Effect.Effect<void, unknown>
 export interface Serial<I> {
   readonly name: string
   readonly register: (listener: Listener<I>, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
+  /** Registrations looked at by lookups so far (diagnostics: global ones and the running agent's own only). */
+  readonly scanned: () => number
   readonly run: (agentId: string | undefined, input: I) => Effect.Effect<void, HookFailure>
 }
 
@@ -198,6 +197,7 @@ export const serial = <I>(name: string): Effect.Effect<Serial<I>> =>
   Effect.map(makeRegistry<Listener<I>>(), (registry) => ({
     name,
     register: registry.register,
+    scanned: registry.scanned,
     run: (agentId, input) =>
       Effect.flatMap(registry.listeners(agentId), (listeners) =>
         traced(
@@ -221,6 +221,8 @@ export const serial = <I>(name: string): Effect.Effect<Serial<I>> =>
 export interface Notify<I> {
   readonly name: string
   readonly register: (listener: Listener<I>, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
+  /** Registrations looked at by lookups so far (diagnostics: global ones and the running agent's own only). */
+  readonly scanned: () => number
   /** Runs every observer; failures are logged and contained. Interruption still propagates. */
   readonly run: (agentId: string | undefined, input: I) => Effect.Effect<void>
 }
@@ -235,6 +237,7 @@ export const notify = <I>(name: string): Effect.Effect<Notify<I>> =>
   Effect.map(makeRegistry<Listener<I>>(), (registry) => ({
     name,
     register: registry.register,
+    scanned: registry.scanned,
     run: (agentId, input) =>
       Effect.flatMap(registry.listeners(agentId), (listeners) =>
         traced(

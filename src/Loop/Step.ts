@@ -55,9 +55,10 @@ import * as Llm from "../Llm/Llm.js"
 import type { MiddlewareError } from "../Llm/Llm.js"
 import type { AssemblyError } from "../Llm/LlmError.js"
 import type { GenerateOptions, LlmCallConfig, Message } from "../Llm/Message.js"
+import type { StreamChunk } from "../Llm/StreamChunk.js"
 import * as RequestHeader from "../Session/RequestHeader.js"
 import type { SessionError } from "../Session/SessionError.js"
-import type { TurnEndReason } from "../Session/SessionEvent.js"
+import type { AppendInput, SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
 import * as CompactionEstimate from "./Compaction/Estimate.js"
 import * as CompactionTrigger from "./Compaction/Trigger.js"
@@ -319,31 +320,32 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
       ...(header.tools === undefined ? {} : { tools: header.tools }),
       sessionId: rt.session.id
     })
-    // 10. the model stream, consumed once (one `chat` span per request, never per chunk)
+    // 10. the model stream, consumed once (one `chat` span per request, never per chunk) by ONE
+    // consumer stage whose per-batch work is synchronous: the batch is logged with one `appendAll`
+    // (each chunk still its own `assistant/chunk` event, in order), then folded into the assembler
+    // (which sees only logged chunks); the only other effect is a yield to the event loop when due
     const seqs: Array<number> = []
     let firstChunkAt: number | undefined
-    const pace = Fairness.pacer()
+    const builder = new BlockAssembler.Builder()
+    const logBatch = (chunks: Chunk.Chunk<StreamChunk>): Effect.Effect<void, SessionError> => {
+      const n = chunks.length
+      if (n === 0) return Effect.void
+      const inputs: Array<AppendInput> = new Array(n)
+      let i = 0
+      for (const chunk of chunks) inputs[i++] = { type: "assistant/chunk", data: { turn, step, chunk } }
+      return Effect.flatMap(rt.session.appendAll(inputs), (events) => {
+        if (firstChunkAt === undefined) firstChunkAt = performance.now()
+        for (let e = 0; e < events.length; e++) seqs.push((events[e] as SessionEvent).seq)
+        builder.addAll(chunks)
+        return Fairness.due() ? Fairness.yieldNow : Effect.void
+      })
+    }
     const consumed = yield* Spans.chat(request, ctx, () => firstChunkAt, StepSignal.interruptible(
       signal,
       Effect.either(
-        rt.llm.stream(request).pipe(
-          // log each chunk before the assembler sees it; one append batch per stream chunk-batch
-          // (each chunk still its own `assistant/chunk` event, in order)
-          Stream.mapChunksEffect((chunks) =>
-            Effect.as(
-              Effect.zipLeft(Effect.map(
-                rt.session.appendAll(
-                  Chunk.toReadonlyArray(chunks).map((chunk) => ({ type: "assistant/chunk", data: { turn, step, chunk } }))
-                ),
-                (events) => {
-                  if (firstChunkAt === undefined) firstChunkAt = performance.now()
-                  for (const event of events) seqs.push(event.seq)
-                }
-              ), pace.tick),
-              chunks
-            )
-          ),
-          Stream.run(BlockAssembler.sink)
+        Effect.zipRight(
+          Stream.runForEachChunk(rt.llm.stream(request), logBatch),
+          Effect.suspend(() => BlockAssembler.assemble(builder.snapshot()))
         )
       )
     ), Usage.chatOptions(rt, request, ctx))

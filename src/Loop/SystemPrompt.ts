@@ -30,12 +30,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { ToolSchema } from "../Llm/Message.js"
 import type { HookAgent } from "./Hooks.js"
 import * as Interception from "./Interception.js"
+import * as AgentScoped from "./internal/AgentScoped.js"
 
 /**
  * System prompt failures. Codes: `MISSING_VARIABLE`, `UNKNOWN_VARIABLE`, `MALFORMED_TEMPLATE`,
@@ -317,6 +317,11 @@ export interface Service {
   readonly assembly: Interception.Waterfall<AssemblyInput, ReadonlyArray<Section>>
   /** assembles and renders the system prompt and orders the tools for one step */
   readonly assemble: (input: AssembleInput) => Effect.Effect<Assembled, SystemPromptError | Interception.HookFailure>
+  /**
+   * Sections and variables looked at so far by registrations and assemblies (diagnostics: an
+   * assembly touches the global ones and its agent's own only).
+   */
+  readonly scanned: () => number
 }
 
 /**
@@ -327,17 +332,9 @@ export interface Service {
  */
 export class SystemPrompt extends Context.Tag("effect-harness/Loop/SystemPrompt")<SystemPrompt, Service>() {}
 
-interface Registered<A> {
-  readonly id: number
+interface Named<A> {
   readonly name: string
-  readonly agentId: string | undefined
   readonly value: A
-}
-
-interface Registry {
-  readonly next: number
-  readonly sections: ReadonlyArray<Registered<Section>>
-  readonly variables: ReadonlyArray<Registered<Variable>>
 }
 
 const builtins: ReadonlyMap<string, Variable> = new Map<string, Variable>([
@@ -353,35 +350,42 @@ const builtins: ReadonlyMap<string, Variable> = new Map<string, Variable>([
  * @category constructors
  */
 export const make: Effect.Effect<Service> = Effect.gen(function*() {
-  const registry = yield* Ref.make<Registry>({ next: 0, sections: [], variables: [] })
+  // looked up by agent id: a step touches the global entries and its agent's own only (issue 20)
+  const sections = AgentScoped.make<Named<Section>>()
+  const variables = AgentScoped.make<Named<Variable>>()
   const assembly = yield* Interception.waterfall<AssemblyInput, ReadonlyArray<Section>>("system-prompt-assembly")
 
-  const register = <K extends "sections" | "variables">(
-    key: K,
-    entry: Omit<Registered<Registry[K][number]["value"]>, "id">,
+  const register = <A>(
+    registry: AgentScoped.Registry<Named<A>>,
+    entry: Named<A>,
+    agentId: string | undefined,
     duplicate: SystemPromptError
   ): Effect.Effect<void, SystemPromptError, Scope.Scope> =>
-    Effect.acquireRelease(
-      Effect.flatMap(
-        Ref.modify(registry, (r): [number | undefined, Registry] => {
-          const list = r[key] as ReadonlyArray<Registered<unknown>>
-          if (list.some((e) => e.name === entry.name && e.agentId === entry.agentId)) return [undefined, r]
-          return [r.next, { ...r, next: r.next + 1, [key]: [...list, { ...entry, id: r.next }] }]
-        }),
-        (id) => (id === undefined ? Effect.fail(duplicate) : Effect.succeed(id))
-      ),
-      (id) =>
-        Ref.update(registry, (r) => ({
-          ...r,
-          [key]: (r[key] as ReadonlyArray<Registered<unknown>>).filter((e) => e.id !== id)
-        }))
-    ).pipe(Effect.asVoid)
+    Effect.asVoid(Effect.acquireRelease(
+      Effect.suspend(() => {
+        const layer = agentId === undefined ? registry.global() : registry.own(agentId)
+        return layer.some((e) => e.value.name === entry.name)
+          ? Effect.fail(duplicate)
+          : Effect.succeed(registry.add(entry, agentId))
+      }),
+      (added) => Effect.sync(() => registry.remove(added))
+    ))
+
+  /** The agent's entries, and the global ones it does not shadow by name. */
+  const visible = <A>(registry: AgentScoped.Registry<Named<A>>, agentId: string): Array<AgentScoped.Entry<Named<A>>> => {
+    const own = registry.own(agentId)
+    const global = registry.global()
+    if (own.length === 0) return global.slice()
+    const shadowed = new Set(own.map((e) => e.value.name))
+    return [...global.filter((e) => !shadowed.has(e.value.name)), ...own]
+  }
 
   const registerSection: Service["registerSection"] = (section, options) =>
     Number.isFinite(section.order)
       ? register(
-        "sections",
-        { name: section.name, agentId: options?.agentId, value: section },
+        sections,
+        { name: section.name, value: section },
+        options?.agentId,
         new SystemPromptError({
           code: "DUPLICATE_SECTION",
           message: `system prompt section "${section.name}" is already registered in this layer`
@@ -397,8 +401,9 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
   const registerVariable: Service["registerVariable"] = (name, variable, options) =>
     variableName.test(name)
       ? register(
-        "variables",
-        { name, agentId: options?.agentId, value: variable },
+        variables,
+        { name, value: variable },
+        options?.agentId,
         new SystemPromptError({
           code: "DUPLICATE_VARIABLE",
           message: `template variable "${name}" is already registered in this layer`
@@ -413,26 +418,19 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
 
   const assemble: Service["assemble"] = (input) =>
     Effect.gen(function*() {
-      const r = yield* Ref.get(registry)
       const agentId: string = input.agent.id
-      const visible = <A>(list: ReadonlyArray<Registered<A>>): ReadonlyArray<Registered<A>> => {
-        const scoped = new Set(list.filter((e) => e.agentId === agentId).map((e) => e.name))
-        return list.filter((e) =>
-          e.agentId === agentId || (e.agentId === undefined && !scoped.has(e.name))
-        )
-      }
-      const sections = [...visible(r.sections)]
-        .sort((a, b) => a.value.order - b.value.order || a.id - b.id)
-        .map((e) => e.value)
-      const variables = new Map<string, Variable>(builtins)
-      for (const v of visible(r.variables)) variables.set(v.name, v.value)
+      const ordered = visible(sections, agentId)
+        .sort((a, b) => a.value.value.order - b.value.value.order || a.id - b.id)
+        .map((e) => e.value.value)
+      const values = new Map<string, Variable>(builtins)
+      for (const v of visible(variables, agentId)) values.set(v.value.name, v.value.value)
       const finalSections = yield* assembly.run(
         agentId,
-        { agent: input.agent, turn: input.context.turn, step: input.context.step, sections },
+        { agent: input.agent, turn: input.context.turn, step: input.context.step, sections: ordered },
         (i) => Effect.succeed(i.sections)
       )
       const lookup = (name: string): Lookup | undefined => {
-        const variable = variables.get(name)
+        const variable = values.get(name)
         if (variable === undefined) return undefined
         try {
           return { value: variable(input.context) }
@@ -445,7 +443,13 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
       return { system, tools }
     })
 
-  return { registerSection, registerVariable, assembly, assemble }
+  return {
+    registerSection,
+    registerVariable,
+    assembly,
+    assemble,
+    scanned: () => sections.scanned() + variables.scanned()
+  }
 })
 
 /**

@@ -37,6 +37,7 @@ import type { GenerateOptions, Message } from "../Llm/Message.js"
 import type { RegistryError } from "../Llm/LlmError.js"
 import * as Reconstruct from "../Session/Reconstruct.js"
 import type { Session } from "../Session/Session.js"
+import type { SessionError } from "../Session/SessionError.js"
 import type { SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
 import type * as SessionPersistence from "../Session/SessionPersistence.js"
 import * as SessionStore from "../Session/SessionStore.js"
@@ -124,15 +125,15 @@ export interface TestAgent {
   /** send a prompt (text or blocks) and wait until the agent is idle */
   readonly prompt: (content: string | ReadonlyArray<ContentBlock>) => Effect.Effect<void, AgentError>
   /** every logged event */
-  readonly events: Effect.Effect<ReadonlyArray<SessionEvent>>
+  readonly events: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
   /** the event types, in log order */
-  readonly types: Effect.Effect<ReadonlyArray<string>>
+  readonly types: Effect.Effect<ReadonlyArray<string>, SessionError>
   /** the end reason of every turn, in order */
-  readonly turnEnds: Effect.Effect<ReadonlyArray<TurnEndReason>>
+  readonly turnEnds: Effect.Effect<ReadonlyArray<TurnEndReason>, SessionError>
   /** the model history (`deriveMessages`) */
   readonly history: Effect.Effect<ReadonlyArray<Message>>
   /** the text of every assistant message, in order */
-  readonly texts: Effect.Effect<ReadonlyArray<string>>
+  readonly texts: Effect.Effect<ReadonlyArray<string>, SessionError>
   /** every request the scripted adapter received */
   readonly requests: Effect.Effect<ReadonlyArray<GenerateOptions>>
   /** the first event of this agent's log matching `predicate`, waiting for it when not logged yet */
@@ -141,7 +142,7 @@ export interface TestAgent {
    * Fails with {@link ReconstructionMismatch} unless every request this agent sent equals, in
    * order, a request rebuilt from its log alone (what the model saw is what the log says).
    */
-  readonly checkRequests: Effect.Effect<void, ReconstructionMismatch>
+  readonly checkRequests: Effect.Effect<void, ReconstructionMismatch | SessionError>
 }
 
 /**
@@ -151,8 +152,8 @@ export interface TestAgent {
  * @category models
  */
 export interface WaitFor {
-  <E extends SessionEvent>(predicate: (event: SessionEvent) => event is E): Effect.Effect<E>
-  (predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent>
+  <E extends SessionEvent>(predicate: (event: SessionEvent) => event is E): Effect.Effect<E, SessionError>
+  (predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent, SessionError>
 }
 
 /**
@@ -165,9 +166,15 @@ export interface WaitFor {
 export function waitForEvent<E extends SessionEvent>(
   session: Session,
   predicate: (event: SessionEvent) => event is E
-): Effect.Effect<E>
-export function waitForEvent(session: Session, predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent>
-export function waitForEvent(session: Session, predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent> {
+): Effect.Effect<E, SessionError>
+export function waitForEvent(
+  session: Session,
+  predicate: (event: SessionEvent) => boolean
+): Effect.Effect<SessionEvent, SessionError>
+export function waitForEvent(
+  session: Session,
+  predicate: (event: SessionEvent) => boolean
+): Effect.Effect<SessionEvent, SessionError> {
   return waitForEventTraced(session, predicate)
 }
 
@@ -254,9 +261,9 @@ export const agent = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
     const recorder = yield* Scripted.Recorder
     const a = yield* Agent.make({ provider: "scripted", model: "test", ...options })
     const events = a.session.events
-    function waitFor<E extends SessionEvent>(predicate: (event: SessionEvent) => event is E): Effect.Effect<E>
-    function waitFor(predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent>
-    function waitFor(predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent> {
+    function waitFor<E extends SessionEvent>(predicate: (event: SessionEvent) => event is E): Effect.Effect<E, SessionError>
+    function waitFor(predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent, SessionError>
+    function waitFor(predicate: (event: SessionEvent) => boolean): Effect.Effect<SessionEvent, SessionError> {
       return waitForEvent(a.session, predicate)
     }
     return {

@@ -40,6 +40,12 @@
  * - The log state is a single-writer mutable structure owned by the session, mutated only in
  *   synchronous sections under the append discipline above; readers get frozen snapshots. (A
  *   `Ref` of immutable arrays would cost O(n) per append.)
+ * - Bounded memory (issue 20, decision 0017; `stored` option, write-through only): once an
+ *   `assistant/message` was persisted and published, the `assistant/chunk` events it cites
+ *   (`sourceEventSeqs`) are dropped from memory; the log on disk keeps them. `events` then reads
+ *   the stored log back (`stored`) and fills them in, so it returns exactly what it returned
+ *   before, and may fail with the backend's error. Surface, messages, turn numbers and headers
+ *   never needed chunks, so they are unchanged.
  *
  * @since 0.1.0
  */
@@ -104,8 +110,11 @@ export interface Session {
    * observes the session and no append is in flight, the whole batch is one synchronous step.
    */
   readonly appendAll: (inputs: ReadonlyArray<AppendInput>) => Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
-  /** Immutable snapshot of every event so far. */
-  readonly events: Effect.Effect<ReadonlyArray<SessionEvent>>
+  /**
+   * Immutable snapshot of every event so far. A store-backed session reads the chunk events it
+   * dropped from memory back from its backend (so this may fail with the backend's error).
+   */
+  readonly events: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
   /** The seq the next append will get. */
   readonly nextSeq: Effect.Effect<number>
   /** The next turn number (S-17): the last `turn/start` turn (0 if none) + 1. */
@@ -157,6 +166,12 @@ export interface MakeOptions {
    * committed and are published after the next successful `persist`).
    */
   readonly persist?: Effect.Effect<void, SessionError>
+  /**
+   * The stored log of this session (with `persist` only): when given, the chunk events of a
+   * persisted `assistant/message` are dropped from memory and `events` reads them back through
+   * this (decision 0017). Events are looked up by seq; extra trailing events are ignored.
+   */
+  readonly stored?: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
 }
 
 interface Publication {
@@ -192,7 +207,14 @@ interface ObserverEntry {
 }
 
 interface State {
+  /** the events held in memory, in seq order: every event except the dropped chunks */
   readonly log: Array<SessionEvent>
+  /** the seq the next commit gets (`log.length` + `dropped`) */
+  length: number
+  /** how many chunk events were dropped from memory (all below `scanned`) */
+  dropped: number
+  /** events below this seq were looked at for dropping */
+  scanned: number
   readonly surface: Surface.State
   requestHeader: EpochHeader | undefined
   nextTurn: number
@@ -226,6 +248,18 @@ const validateHeader = (header: unknown): Either.Either<SessionHeader, SessionEr
     decodeHeader(snap.right),
     (e) => SessionErrors.make("INVALID_EVENT", `S-12: invalid session header: ${ParseResult.TreeFormatter.formatErrorSync(e)}`)
   ).pipe(Either.map((h) => Object.freeze(h) as SessionHeader))
+}
+
+/** The first position in `log` (sorted by seq) whose seq is at least `seq`. */
+const lowerBound = (log: ReadonlyArray<SessionEvent>, seq: number): number => {
+  let lo = 0
+  let hi = log.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((log[mid] as SessionEvent).seq < seq) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 const nextTurnOf = (events: ReadonlyArray<SessionEvent>): number => {
@@ -265,6 +299,9 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const seeded = yield* Validate.seedInto(surface, options.seed ?? [])
     const state: State = {
       log: seeded.slice(),
+      length: seeded.length,
+      dropped: 0,
+      scanned: 0,
       surface,
       requestHeader: RequestHeader.foldRequestHeader(seeded),
       nextTurn: nextTurnOf(seeded),
@@ -280,15 +317,17 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const owner = {}
     const onCommit = options.onCommit
     const persist = options.persist
+    const stored = persist === undefined ? undefined : options.stored
     const pubsub = yield* PubSub.unbounded<SessionEvent>()
     /** with `persist`: how many events of the log were published (the rest await a persist) */
     let published = seeded.length
 
     const commit = (input: AppendInput, time: number): Either.Either<SessionEvent, SessionError> => {
-      const r = Validate.appendInput(state.surface, input, state.log.length, time)
+      const r = Validate.appendInput(state.surface, input, state.length, time)
       if (Either.isLeft(r)) return r
       const event = r.right
       state.log.push(event)
+      state.length++
       Surface.apply(state.surface, event)
       state.eventsSnapshot = undefined
       if (event.surfaceOp !== undefined) state.surfaceSnapshot = undefined
@@ -388,14 +427,79 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     // every committed event not yet published, in seq order.
     const publishBacklog = (): Effect.Effect<void> =>
       Effect.suspend(() => {
-        if (published >= state.log.length) return Effect.void
-        const event = state.log[published] as SessionEvent
+        if (published >= state.length) return Effect.void
+        // nothing at or above `published` was dropped (dropping follows publication)
+        const event = state.log[published - state.dropped] as SessionEvent
         published++
         Queue.unsafeOffer(pubsub, event)
         return Effect.zipRight(notify(event), publishBacklog())
       })
+    /**
+     * Drops from memory the chunk events cited by the `assistant/message` events persisted and
+     * published since the last call (they are all in the stored log now). Cited seqs are below
+     * the citing event's seq, so everything at or above `scanned` is still in `log`.
+     */
+    const dropPersistedChunks = (): void => {
+      if (stored === undefined) return
+      let cited: Set<number> | undefined
+      let lowest = Infinity
+      for (let seq = state.scanned; seq < published; seq++) {
+        const event = state.log[seq - state.dropped] as SessionEvent
+        if (event.type !== "assistant/message" || event.sourceEventSeqs === undefined) continue
+        for (const s of event.sourceEventSeqs) {
+          if (cited === undefined) cited = new Set()
+          cited.add(s)
+          if (s < lowest) lowest = s
+        }
+      }
+      state.scanned = published
+      if (cited === undefined) return
+      const log = state.log
+      let from = lowerBound(log, lowest)
+      let to = from
+      for (; from < log.length; from++) {
+        const event = log[from] as SessionEvent
+        if (event.type === "assistant/chunk" && cited.has(event.seq)) continue
+        log[to++] = event
+      }
+      const removed = log.length - to
+      if (removed === 0) return
+      log.length = to
+      state.dropped += removed
+      state.eventsSnapshot = undefined
+    }
+
     const persistAndPublish = (p: Effect.Effect<void, SessionError>): Effect.Effect<void, SessionError> =>
-      Effect.zipRight(p, publishBacklog())
+      Effect.zipRight(p, Effect.zipRight(publishBacklog(), Effect.sync(dropPersistedChunks)))
+
+    /** Every event so far: the held ones, and the dropped chunks read back from the stored log. */
+    const readBack = (read: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>) =>
+      Effect.suspend(() => {
+        const held = state.log.slice()
+        const length = state.length
+        return Effect.flatMap(read, (all) => {
+          const out: Array<SessionEvent> = new Array(length)
+          let h = 0
+          for (let seq = 0; seq < length; seq++) {
+            const mine = held[h]
+            if (mine !== undefined && mine.seq === seq) {
+              out[seq] = mine
+              h++
+              continue
+            }
+            const back = all[seq]
+            if (back === undefined || back.seq !== seq || back.type !== "assistant/chunk") {
+              return Effect.fail(SessionErrors.make(
+                "CORRUPT_LOG",
+                `session ${header.id}: event #${seq} is no longer in memory and the stored log does not hold it`,
+                { sessionId: header.id }
+              ))
+            }
+            out[seq] = back
+          }
+          return Effect.succeed(Object.freeze(out) as ReadonlyArray<SessionEvent>)
+        })
+      })
 
     /** Under the lock (held on entry): commit each input, persist, publish; releases the lock. */
     const underLockThrough = (
@@ -413,7 +517,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
           }
           out.push(r.right)
         }
-        const done = out.length === 0 && published >= state.log.length ? Effect.void : persistAndPublish(p)
+        const done = out.length === 0 && published >= state.length ? Effect.void : persistAndPublish(p)
         return Effect.ensuring(
           failure === undefined ? Effect.as(done, out) : Effect.zipRight(done, Effect.fail(failure)),
           releaseLock
@@ -468,7 +572,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const appendAll = (inputs: ReadonlyArray<AppendInput>): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> => {
       if (persist !== undefined) {
         // an empty batch is a flush point: it retries an unsaved backlog and publishes it
-        if (inputs.length === 0 && published >= state.log.length) return Effect.succeed([])
+        if (inputs.length === 0 && published >= state.length) return Effect.succeed([])
         if (state.activePublications === 0) return through(persist, inputs)
         return Effect.flatMap(FiberRef.get(publishing), (holder) =>
           holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : through(persist, inputs))
@@ -492,8 +596,12 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       header,
       append: (input) => Effect.suspend(() => append(input)),
       appendAll: (inputs) => Effect.suspend(() => appendAll(inputs)),
-      events: Effect.sync(() => state.eventsSnapshot ??= Object.freeze(state.log.slice())),
-      nextSeq: Effect.sync(() => state.log.length),
+      events: Effect.suspend(() =>
+        state.dropped === 0 || stored === undefined
+          ? Effect.succeed(state.eventsSnapshot ??= Object.freeze(state.log.slice()))
+          : readBack(stored)
+      ),
+      nextSeq: Effect.sync(() => state.length),
       nextTurn: Effect.sync(() => state.nextTurn),
       surface: Effect.sync(() =>
         state.surfaceSnapshot ??= Object.freeze({

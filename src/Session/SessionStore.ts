@@ -181,7 +181,8 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
     header: SessionHeader,
     build: (
       onCommit: (event: SessionEvent) => void,
-      persist: Effect.Effect<void, SessionError>
+      persist: Effect.Effect<void, SessionError>,
+      stored: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
     ) => Effect.Effect<Session.Session, SessionError>,
     initialBuffer: ReadonlyArray<SessionEvent>
   ): Effect.Effect<Session.Session, SessionError, Scope.Scope> =>
@@ -197,9 +198,11 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
         // the entry exists before the session: its persist hook writes through this entry
         const holder: { entry?: Entry } = {}
         const persist = Effect.suspend(() => drain(header.id, holder.entry!, false))
+        // the stored log, read back for the chunk events the session dropped from memory (0017)
+        const stored = Effect.map(persistence.snapshot(header.id), (loaded) => loaded.events)
         const session = yield* build((event) => {
           buffer.push(event)
-        }, persist)
+        }, persist, stored)
         const entry: Entry = { session, buffer, flushLock, untrusted: initialBuffer.length, dirty: false }
         holder.entry = entry
         live.set(header.id, entry)
@@ -247,7 +250,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       return yield* guarded(Effect.gen(function*() {
         yield* persistence.lock(header.id)
         yield* persistence.create(header)
-        return yield* register(header, (onCommit, persist) => Session.make({ header, onCommit, persist }), [])
+        return yield* register(header, (onCommit, persist, stored) => Session.make({ header, onCommit, persist, stored }), [])
       }))
     }))
 
@@ -257,7 +260,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       const loaded = yield* persistence.load(id as SessionId)
       return yield* register(
         loaded.header,
-        (onCommit, persist) => Session.make({ header: loaded.header, seed: loaded.events, onCommit, persist }),
+        (onCommit, persist, stored) => Session.make({ header: loaded.header, seed: loaded.events, onCommit, persist, stored }),
         []
       )
     })))
@@ -268,7 +271,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       yield* persistence.create(plan.header)
       return yield* register(
         plan.header,
-        (onCommit, persist) => Session.make({ header: plan.header, seed: plan.seed, onCommit, persist }),
+        (onCommit, persist, stored) => Session.make({ header: plan.header, seed: plan.seed, onCommit, persist, stored }),
         plan.seed
       )
     }))

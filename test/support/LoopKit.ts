@@ -21,7 +21,7 @@ import * as Tool from "../../src/Loop/Tool.js"
 export const whenEvent = (
   session: Session,
   predicate: (event: SessionEvent) => boolean
-): Effect.Effect<SessionEvent, never, Scope.Scope> =>
+): Effect.Effect<SessionEvent, SessionError.SessionError, Scope.Scope> =>
   Effect.gen(function*() {
     const found = yield* Deferred.make<SessionEvent>()
     yield* session.observe((event) => (predicate(event) ? Deferred.succeed(found, event) : Effect.void))

@@ -20,6 +20,7 @@ import * as Json from "../../src/Llm/Json.js"
 import type { GenerateOptions } from "../../src/Llm/Message.js"
 import * as Reconstruct from "../../src/Session/Reconstruct.js"
 import * as Session from "../../src/Session/Session.js"
+import type { SessionError } from "../../src/Session/SessionError.js"
 import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 import type * as TestKit from "../../src/Loop/TestKit.js"
 import * as IndependentRebuild from "./IndependentRebuild.js"
@@ -97,7 +98,7 @@ export const mismatches = (
 export const verify = (
   session: Session.Session,
   requests: ReadonlyArray<GenerateOptions>
-): Effect.Effect<number> =>
+): Effect.Effect<number, SessionError> =>
   Effect.gen(function*() {
     const events = yield* session.events
     const failed = mismatches(session.id, events, requests)
@@ -221,7 +222,7 @@ export const expectCallsAnswered = (events: ReadonlyArray<SessionEvent>): void =
  * The loop-test epilogue: waits until idle, then asserts a balanced log and the reconstruction
  * invariant for the test agent, and that every tool call of an assistant message is answered. Returns the number of requests matched.
  */
-export const check = (t: TestKit.TestAgent): Effect.Effect<number> =>
+export const check = (t: TestKit.TestAgent): Effect.Effect<number, SessionError> =>
   Effect.gen(function*() {
     yield* t.agent.whenIdle
     const events = yield* t.events

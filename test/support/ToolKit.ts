@@ -17,6 +17,7 @@ import type * as ToolRegistry from "../../src/Loop/ToolRegistry.js"
 import * as ToolRuntime from "../../src/Loop/ToolRuntime.js"
 import * as ToolScheduler from "../../src/Loop/ToolScheduler.js"
 import * as Session from "../../src/Session/Session.js"
+import type { SessionError } from "../../src/Session/SessionError.js"
 import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 
 export const AGENT_ID = Message.sessionId("agent-1")
@@ -104,7 +105,7 @@ export const runCalls = (
   })
 
 /** The events after the assistant message. */
-export const batchEvents = (r: Rig): Effect.Effect<ReadonlyArray<SessionEvent>> =>
+export const batchEvents = (r: Rig): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> =>
   Effect.map(r.session.events, (events) => {
     const i = events.findIndex((e) => e.type === "assistant/message")
     return events.slice(i + 1)

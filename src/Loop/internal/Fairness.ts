@@ -32,6 +32,23 @@ const macrotask: Effect.Effect<void> = Effect.async<void>((resume) => {
 })
 
 /**
+ * `true` when {@link budgetMs} passed since the event loop last got a turn: the caller should yield
+ * ({@link yieldNow}). One `performance.now()`; synchronous, so a hot loop pays no effect for it.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const due = (): boolean => performance.now() - lastTurn >= budgetMs
+
+/**
+ * Resumes on the next event-loop turn (after timers and I/O callbacks get their chance).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const yieldNow: Effect.Effect<void> = macrotask
+
+/**
  * A stream's pacer: `tick` yields to the event loop when {@link budgetMs} passed since its last turn, else does
  * nothing.
  *

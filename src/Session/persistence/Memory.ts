@@ -28,6 +28,11 @@
  *
  * All state changes happen in synchronous sections, so every operation is atomic.
  *
+ * Memory: this backend holds everything it stores, for its lifetime (every event of every session,
+ * as JSON text). A store-backed live session drops the chunk events of its persisted assistant
+ * messages from its own memory and reads them back from here (decision 0017), so over this
+ * backend the chunks are held once, as text, instead of twice.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
