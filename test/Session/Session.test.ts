@@ -66,7 +66,8 @@ describe("Session", () => {
       const bad: ReadonlyArray<unknown> = [1n, () => 1, Infinity, [1, , 3], new Map([["a", 1]])]
       for (const value of bad) {
         const e = yield* failsWith(appendRaw(s, { type: "x/ext", data: { value } }), "INVALID_EVENT")
-        expect(e.message).toContain("S-3")
+        expect(e.rule).toBe("S-3")
+        expect(e.message).not.toContain("S-3")
         yield* failsWith(appendRaw(s, { type: "context/message", data: { content: [text("c")], source: { kind: "user" }, meta: value }, surfaceOp: "append" }), "INVALID_EVENT")
       }
       expect(yield* s.events).toEqual(before)

@@ -143,7 +143,7 @@ describe("Jsonl backend", () => {
       const f5 = yield* writeJsonl(root, { version: 0, id: "invalid-tail", createdAt: 1 }, invalid)
       const e5 = yield* failure(p.load(id("invalid-tail")))
       expect([e5.code, e5.line]).toEqual(["CORRUPT_LOG", records.length + 2])
-      expect(e5.message).toContain("S-5")
+      expect(e5.rule).toContain("S-5")
       expect(yield* read(f5)).toContain("\"surfaceOp\":\"append\"")
 
       // garbage after the last turn/end is a torn tail: dropped
