@@ -88,6 +88,16 @@ const traced = <A, E, R>(
     }
   })
 
+// runs `each` on every listener of the agent's view, in order, in one hook span (when there are listeners)
+const runEach = <L, E>(
+  registry: { readonly listeners: (agentId: string | undefined) => Effect.Effect<ReadonlyArray<L>> },
+  name: string,
+  agentId: string | undefined,
+  each: (listener: L) => Effect.Effect<void, E>
+): Effect.Effect<void, E> =>
+  Effect.flatMap(registry.listeners(agentId), (listeners) =>
+    traced(name, agentId, listeners.length, Effect.forEach(listeners, each, { discard: true })))
+
 const makeRegistry = <L>() =>
   Effect.sync(() => {
     const registry = AgentScoped.make<L>()
@@ -199,17 +209,8 @@ export const serial = <I>(name: string): Effect.Effect<Serial<I>> =>
     register: registry.register,
     scanned: registry.scanned,
     run: (agentId, input) =>
-      Effect.flatMap(registry.listeners(agentId), (listeners) =>
-        traced(
-          name,
-          agentId,
-          listeners.length,
-          Effect.forEach(
-            listeners,
-            (listener) => Effect.suspend(() => listener(input)).pipe(Effect.catchAllCause(toFailure(name))),
-            { discard: true }
-          )
-        ))
+      runEach(registry, name, agentId, (listener) =>
+        Effect.suspend(() => listener(input)).pipe(Effect.catchAllCause(toFailure(name))))
   }))
 
 /**
@@ -239,22 +240,12 @@ export const notify = <I>(name: string): Effect.Effect<Notify<I>> =>
     register: registry.register,
     scanned: registry.scanned,
     run: (agentId, input) =>
-      Effect.flatMap(registry.listeners(agentId), (listeners) =>
-        traced(
-          name,
-          agentId,
-          listeners.length,
-          Effect.forEach(
-            listeners,
-            (listener) =>
-              Effect.suspend(() => listener(input)).pipe(
-                Effect.catchAllCause((cause) =>
-                  Cause.isInterruptedOnly(cause)
-                    ? Effect.failCause(cause as Cause.Cause<never>)
-                    : Effect.logWarning(`observer of ${name} failed (contained)`, cause)
-                )
-              ),
-            { discard: true }
+      runEach(registry, name, agentId, (listener) =>
+        Effect.suspend(() => listener(input)).pipe(
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause as Cause.Cause<never>)
+              : Effect.logWarning(`observer of ${name} failed (contained)`, cause)
           )
         ))
   }))

@@ -46,11 +46,56 @@ import * as Approval from "../tools/Approval.js"
 import * as TurnOutcome from "../TurnOutcome.js"
 import * as Run from "./Run.js"
 
-type Input =
+/**
+ * What the chat loop waits for: a line, Ctrl-C, a stop signal or the end of input (both the line mode and the
+ * terminal UI).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Input =
   | { readonly _tag: "Line"; readonly text: string }
   | { readonly _tag: "Interrupt" }
   | { readonly _tag: "Stop"; readonly stop: Signals.Stop }
   | { readonly _tag: "Eof" }
+
+/**
+ * The harness setup of a chat (line mode and terminal UI alike).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const setupOf = (options: {
+  readonly args: CommonOptions.Common
+  readonly choice: ProviderChoice.Choice
+  readonly cwd: string
+  readonly approval: Approval.Mode
+  readonly prompt: HarnessLayer.Setup["prompt"]
+}): HarnessLayer.Setup => ({
+  choice: options.choice,
+  cwd: options.cwd,
+  store: options.args.store,
+  approval: options.approval,
+  prompt: options.prompt,
+  mcpConfig: options.args.mcpConfig,
+  sandbox: CommonOptions.sandboxOf(options.args),
+  ...CommonOptions.settingsOf(options.args)
+})
+
+/**
+ * SIGTERM and SIGHUP end the chat like Ctrl-C ends a turn: each becomes a `Stop` input, for the life of the
+ * scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const forwardStops = (interrupts: Queue.Enqueue<Input>) =>
+  Effect.flatMap(Signals.listen(["SIGTERM", "SIGHUP"]), (stops) =>
+    Queue.take(stops).pipe(
+      Effect.flatMap((stop) => Queue.offer(interrupts, { _tag: "Stop", stop })),
+      Effect.forever,
+      Effect.forkScoped
+    ))
 
 const interrupt: Input = { _tag: "Interrupt" }
 
@@ -164,23 +209,9 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         })
       })
     const approval = Approval.modeFor({ yes: args.yes, interactive })
-    const setup: HarnessLayer.Setup = {
-      choice,
-      cwd,
-      store: args.store,
-      approval,
-      prompt,
-      mcpConfig: args.mcpConfig,
-      sandbox: CommonOptions.sandboxOf(args),
-      ...CommonOptions.settingsOf(args)
-    }
+    const setup = setupOf({ args, choice, cwd, approval, prompt })
     // SIGTERM, SIGHUP and a closed stdout end the chat like Ctrl-C ends a turn, then exit
-    const stops = yield* Signals.listen(["SIGTERM", "SIGHUP"])
-    yield* Queue.take(stops).pipe(
-      Effect.flatMap((stop) => Queue.offer(interrupts, { _tag: "Stop", stop })),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    yield* forwardStops(interrupts)
     const stopped = yield* Ref.make<Signals.Stop | undefined>(undefined)
 
     const program = Effect.gen(function*() {

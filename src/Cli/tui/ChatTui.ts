@@ -71,11 +71,7 @@ export interface Context {
   readonly cwd: string
 }
 
-type Input =
-  | { readonly _tag: "Line"; readonly text: string }
-  | { readonly _tag: "Interrupt" }
-  | { readonly _tag: "Stop"; readonly stop: Signals.Stop }
-  | { readonly _tag: "Eof" }
+type Input = Chat.Input
 
 /** after a key typed into the draft, the approval panel takes keys only after this pause (ms) */
 const TYPING_PAUSE_MS = 1000
@@ -434,22 +430,8 @@ export const run = (context: Context) =>
         }),
       { answersAlways: true }
     )
-    const setup: HarnessLayer.Setup = {
-      choice,
-      cwd,
-      store: args.store,
-      approval: Approval.modeFor({ yes: args.yes, interactive: true }),
-      prompt,
-      mcpConfig: args.mcpConfig,
-      sandbox: CommonOptions.sandboxOf(args),
-      ...CommonOptions.settingsOf(args)
-    }
-    const stops = yield* Signals.listen(["SIGTERM", "SIGHUP"])
-    yield* Queue.take(stops).pipe(
-      Effect.flatMap((stop) => Queue.offer(interrupts, { _tag: "Stop", stop })),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    const setup = Chat.setupOf({ args, choice, cwd, approval: Approval.modeFor({ yes: args.yes, interactive: true }), prompt })
+    yield* Chat.forwardStops(interrupts)
     const stopped = yield* Ref.make<Signals.Stop | undefined>(undefined)
 
     const program = Effect.gen(function*() {

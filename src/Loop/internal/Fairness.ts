@@ -47,14 +47,3 @@ export const due = (): boolean => performance.now() - lastTurn >= budgetMs
  * @category utils
  */
 export const yieldNow: Effect.Effect<void> = macrotask
-
-/**
- * A stream's pacer: `tick` yields to the event loop when {@link budgetMs} passed since its last turn, else does
- * nothing.
- *
- * @since 0.2.0
- * @category constructors
- */
-export const pacer = (): { readonly tick: Effect.Effect<void> } => ({
-  tick: Effect.suspend(() => (performance.now() - lastTurn < budgetMs ? Effect.void : macrotask))
-})

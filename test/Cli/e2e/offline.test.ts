@@ -11,44 +11,13 @@ import { join } from "node:path"
 import { EnvelopeSchema } from "../../../src/Session/SessionEvent.js"
 import * as Validate from "../../../src/Session/Validate.js"
 import * as Cli from "../../support/Cli.js"
+import { InitLine, ResultLine } from "../../support/CliJson.js"
 
 const TIMEOUT = 90_000
 
 const DEMO_ANNOUNCE = "using the offline demo model"
 const DEMO_CLOSING = "That was a complete agent turn"
 
-/** The `init` line of docs/cli-json.md. */
-const InitLine = Schema.Struct({
-  type: Schema.Literal("init"),
-  session_id: Schema.String,
-  cwd: Schema.String,
-  provider: Schema.String,
-  model: Schema.String,
-  tools: Schema.Array(Schema.String),
-  version: Schema.String
-})
-
-const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
-
-/** The `result` line of docs/cli-json.md. */
-const ResultLine = Schema.Struct({
-  type: Schema.Literal("result"),
-  session_id: Schema.String,
-  subtype: Schema.Literal("success", "error", "cancelled"),
-  result: Schema.String,
-  usage: Schema.Struct({
-    inputTokens: Count,
-    outputTokens: Count,
-    cacheReadTokens: Schema.optional(Count),
-    cacheWriteTokens: Schema.optional(Count),
-    reasoningTokens: Schema.optional(Count)
-  }),
-  duration_ms: Count,
-  num_steps: Count,
-  cost: Schema.NullOr(Schema.Number),
-  turn_end_reason: Schema.NullOr(Schema.Struct({ kind: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
-  error: Schema.optional(Schema.String)
-})
 
 /** The sessions printed by `sessions list --json` (one JSON line each). */
 const listed = (stdout: string): Array<{ id: string; turns: number; cwd: string | null; first_prompt: string | null }> =>

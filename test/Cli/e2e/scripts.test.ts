@@ -13,32 +13,12 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Persona from "../../../src/Cli/Persona.js"
 import * as Cli from "../../support/Cli.js"
+import { Count, ResultLine } from "../../support/CliJson.js"
 import * as Wire from "../../support/CliWire.js"
 import * as FakeProvider from "../../support/FakeProvider.js"
 
 const TIMEOUT = 120_000
 
-const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
-
-/** The `result` object of docs/cli-json.md (also the whole output of `--output-format json`). */
-const ResultLine = Schema.Struct({
-  type: Schema.Literal("result"),
-  session_id: Schema.String,
-  subtype: Schema.Literal("success", "error", "cancelled"),
-  result: Schema.String,
-  usage: Schema.Struct({
-    inputTokens: Count,
-    outputTokens: Count,
-    cacheReadTokens: Schema.optional(Count),
-    cacheWriteTokens: Schema.optional(Count),
-    reasoningTokens: Schema.optional(Count)
-  }),
-  cost: Schema.NullOr(Schema.Number),
-  duration_ms: Count,
-  num_steps: Count,
-  turn_end_reason: Schema.NullOr(Schema.Struct({ kind: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
-  error: Schema.optional(Schema.String)
-})
 
 /** One line of `harness models --json`. */
 const ModelLine = Schema.Struct({

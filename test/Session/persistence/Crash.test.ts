@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as esbuild from "esbuild"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
@@ -18,6 +17,7 @@ import type { Service } from "../../../src/Session/SessionPersistence.js"
 import * as Scenarios from "../../support/crashScenarios.js"
 import { jsonlStorage, sqliteStorage, tempDir } from "../../support/persistenceSubjects.js"
 import { LogBuilder } from "../../support/sessionLog.js"
+import { bundleChild } from "../../support/ChildBundle.js"
 
 const childSource = fileURLToPath(new URL("../../support/crash-child.ts", import.meta.url))
 // the child is bundled once (esbuild) so each spawn starts in well under a second instead of
@@ -30,16 +30,7 @@ const childBundle = path.join(
 const TIMEOUT = 60_000
 
 beforeAll(async () => {
-  await esbuild.build({
-    entryPoints: [childSource],
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    outfile: childBundle,
-    external: ["better-sqlite3"],
-    logLevel: "silent"
-  })
+  await bundleChild(childSource, childBundle)
 }, TIMEOUT)
 
 afterAll(() => fsp.rm(childBundle, { force: true }))

@@ -17,7 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as esbuild from "esbuild"
 import { spawn } from "node:child_process"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
@@ -30,6 +29,7 @@ import type { SessionPersistence } from "../../../src/Session/SessionPersistence
 import * as SessionStore from "../../../src/Session/SessionStore.js"
 import { asInput } from "../../support/sessionInputs.js"
 import { LogBuilder } from "../../support/sessionLog.js"
+import { bundleChild } from "../../support/ChildBundle.js"
 
 /** a child process misbehaved (exited early, failed a check) */
 class ChildFailed extends Data.TaggedError("ChildFailed")<{ readonly message: string; readonly cause?: unknown }> {}
@@ -47,16 +47,7 @@ const childBundle = path.join(
 )
 
 beforeAll(async () => {
-  await esbuild.build({
-    entryPoints: [childSource],
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    outfile: childBundle,
-    external: ["better-sqlite3"],
-    logLevel: "silent"
-  })
+  await bundleChild(childSource, childBundle)
 }, 60_000)
 
 afterAll(() => fsp.rm(childBundle, { force: true }))

@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as esbuild from "esbuild"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -24,6 +23,7 @@ import type { SessionEvent } from "../../../src/Session/SessionEvent.js"
 import * as SessionStore from "../../../src/Session/SessionStore.js"
 import { runCli, tempDir } from "../../support/Cli.js"
 import { turnEnd, turnStart, userMessage } from "../../support/sessionInputs.js"
+import { bundleChild } from "../../support/ChildBundle.js"
 
 /** a child process misbehaved (exited early, failed a check) */
 class ChildFailed extends Data.TaggedError("ChildFailed")<{ readonly message: string; readonly cause?: unknown }> {}
@@ -36,16 +36,7 @@ const childBundle = path.join(
 )
 
 beforeAll(async () => {
-  await esbuild.build({
-    entryPoints: [childSource],
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    outfile: childBundle,
-    external: ["better-sqlite3"],
-    logLevel: "silent"
-  })
+  await bundleChild(childSource, childBundle)
 }, 60_000)
 
 afterAll(() => fs.promises.rm(childBundle, { force: true }))

@@ -14,12 +14,12 @@
  * sessions per backend with `HARNESS_STRESS=1`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as esbuild from "esbuild"
 import { spawn } from "node:child_process"
 import * as fsp from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { bundleChild } from "../../support/ChildBundle.js"
 
 const childSource = fileURLToPath(new URL("../../support/persistence-child.ts", import.meta.url))
 const childBundle = path.join(
@@ -33,16 +33,7 @@ let dir = ""
 
 beforeAll(async () => {
   dir = await fsp.mkdtemp(path.join(os.tmpdir(), "harness-resources-"))
-  await esbuild.build({
-    entryPoints: [childSource],
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    outfile: childBundle,
-    external: ["better-sqlite3"],
-    logLevel: "silent"
-  })
+  await bundleChild(childSource, childBundle)
 }, TIMEOUT)
 
 afterAll(async () => {
