@@ -141,6 +141,12 @@ export const builtIn: ReadonlyArray<Entry> = Object.freeze([
   entry("openai", "gpt-5", 400_000, 128_000, { inputPerMTok: 1.25, outputPerMTok: 10, cacheReadPerMTok: 0.125 }),
   entry("openai", "gpt-5-mini", 400_000, 128_000, { inputPerMTok: 0.25, outputPerMTok: 2, cacheReadPerMTok: 0.025 }),
   entry("openai", "o4-mini", 200_000, 100_000, { inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275 }),
+  // Gateways' default models (P-11, P-12): windows from the providers' model pages as listed in late 2025; no
+  // prices, because a gateway's price depends on the account and route (such requests are logged unpriced)
+  entry("gemini", "gemini-2.5-flash", 1_048_576, 65_536),
+  entry("openrouter", "openai/gpt-4.1-mini", 1_047_576, 32_768),
+  entry("groq", "llama-3.3-70b-versatile", 131_072, 32_768),
+  entry("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo", 131_072, 8_192),
   // the keyless offline demo (the CLI's scripted route): no prices, so its cost is unknown, never $0
   entry("scripted", "demo", DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS)
 ])
