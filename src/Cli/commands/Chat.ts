@@ -83,6 +83,41 @@ export const setupOf = (options: {
 })
 
 /**
+ * A stop signal during a chat: remember it (for the exit code), arm the hard exit of a second signal, cancel the
+ * running turn and wait until the agent is idle (the turn is saved).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const stopAgent = (agent: Agent.Agent, stopped: Ref.Ref<Signals.Stop | undefined>, stop: Signals.Stop) =>
+  Effect.gen(function*() {
+    yield* Ref.set(stopped, stop)
+    yield* Signals.armHardExit
+    yield* agent.cancel(Signals.reason(stop))
+    yield* agent.whenIdle
+  })
+
+/**
+ * The end of input: the running turn may finish, unless Ctrl-C (cancel it) or a stop signal comes first.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const endOfInput = (
+  agent: Agent.Agent,
+  interrupts: Queue.Dequeue<Input>,
+  stopped: Ref.Ref<Signals.Stop | undefined>
+) =>
+  Effect.gen(function*() {
+    const during = yield* Effect.raceFirst(Effect.as(agent.whenIdle, undefined), Queue.take(interrupts))
+    if (during?._tag === "Stop") yield* stopAgent(agent, stopped, during.stop)
+    else if (during !== undefined) {
+      yield* agent.cancel("cancelled by the user")
+      yield* agent.whenIdle
+    }
+  })
+
+/**
  * SIGTERM and SIGHUP end the chat like Ctrl-C ends a turn: each becomes a `Stop` input, for the life of the
  * scope.
  *
@@ -248,24 +283,12 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
       let agent = yield* open(false)
       let cancelling = false
       // a stop (SIGTERM, SIGHUP, closed stdout): cancel the running turn, settle, then leave
-      const stopTurn = (stop: Signals.Stop) =>
-        Effect.gen(function*() {
-          yield* Ref.set(stopped, stop)
-          yield* Signals.armHardExit
-          yield* agent.cancel(Signals.reason(stop))
-          yield* agent.whenIdle
-        })
+      const stopTurn = (stop: Signals.Stop) => stopAgent(agent, stopped, stop)
       while (true) {
         const input = yield* Effect.raceFirst(Queue.take(interrupts), Queue.take(inputs))
         const status = yield* agent.status
         if (input._tag === "Eof") {
-          // end of input: the running turn may finish, unless the process is asked to stop
-          const during = yield* Effect.raceFirst(Effect.as(agent.whenIdle, undefined), Queue.take(interrupts))
-          if (during?._tag === "Stop") yield* stopTurn(during.stop)
-          else if (during !== undefined) {
-            yield* agent.cancel("cancelled by the user")
-            yield* agent.whenIdle
-          }
+          yield* endOfInput(agent, interrupts, stopped)
           break
         }
         if (input._tag === "Stop") {

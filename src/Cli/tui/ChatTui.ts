@@ -480,13 +480,7 @@ export const run = (context: Context) =>
       )
 
       let agent = yield* open(yield* CommonOptions.sessionChoice(args, cwd), choice.model)
-      const stopTurn = (stop: Signals.Stop) =>
-        Effect.gen(function*() {
-          yield* Ref.set(stopped, stop)
-          yield* Signals.armHardExit
-          yield* agent.cancel(Signals.reason(stop))
-          yield* agent.whenIdle
-        })
+      const stopTurn = (stop: Signals.Stop) => Chat.stopAgent(agent, stopped, stop)
       // switch to another session or model; on failure the current one stays
       const reopen = (session: Agent.SessionChoice, model: string, same: boolean) =>
         Effect.gen(function*() {
@@ -511,12 +505,7 @@ export const run = (context: Context) =>
         const status = yield* agent.status
         if (input._tag === "Eof") {
           screen.cancelQuestions()
-          const during = yield* Effect.raceFirst(Effect.as(agent.whenIdle, undefined), Queue.take(interrupts))
-          if (during?._tag === "Stop") yield* stopTurn(during.stop)
-          else if (during !== undefined) {
-            yield* agent.cancel("cancelled by the user")
-            yield* agent.whenIdle
-          }
+          yield* Chat.endOfInput(agent, interrupts, stopped)
           break
         }
         if (input._tag === "Stop") {
