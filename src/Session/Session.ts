@@ -67,6 +67,7 @@ import type { SessionError } from "./SessionError.js"
 import * as SessionErrors from "./SessionError.js"
 import type { AppendInput, EpochHeader, SessionEvent, SessionHeader } from "./SessionEvent.js"
 import { FORMAT_VERSION, SessionHeaderSchema } from "./SessionEvent.js"
+import type { AppendNow } from "./SessionPersistence.js"
 import * as Surface from "./Surface.js"
 import * as Validate from "./Validate.js"
 
@@ -166,6 +167,12 @@ export interface MakeOptions {
    * committed and are published after the next successful `persist`).
    */
   readonly persist?: Effect.Effect<void, SessionError>
+  /**
+   * The synchronous form of `persist` (with `persist` only; issue 20): tried first, in the same
+   * synchronous step as the commit, when no observer needs publishing; `"later"` falls back to
+   * `persist`. Same meaning of success and failure.
+   */
+  readonly persistNow?: () => AppendNow
   /**
    * The stored log of this session (with `persist` only): when given, the chunk events of a
    * persisted `assistant/message` are dropped from memory and `events` reads them back through
@@ -318,6 +325,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const onCommit = options.onCommit
     const persist = options.persist
     const stored = persist === undefined ? undefined : options.stored
+    const persistNow = persist === undefined ? undefined : options.persistNow
     const pubsub = yield* PubSub.unbounded<SessionEvent>()
     /** with `persist`: how many events of the log were published (the rest await a persist) */
     let published = seeded.length
@@ -517,7 +525,25 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
           }
           out.push(r.right)
         }
-        const done = out.length === 0 && published >= state.length ? Effect.void : persistAndPublish(p)
+        if (out.length === 0 && published >= state.length) {
+          release()
+          return failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
+        }
+        // the synchronous write-through (issue 20): persisted now, published in this same step
+        // (no observer to run), the lock released before anything else can happen
+        if (persistNow !== undefined && state.observers.length === 0) {
+          const now = persistNow()
+          if (now !== "later") {
+            if (now === "written") {
+              while (published < state.length) Queue.unsafeOffer(pubsub, state.log[published++ - state.dropped] as SessionEvent)
+              dropPersistedChunks()
+            }
+            release()
+            if (now !== "written") return Effect.fail(now)
+            return failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
+          }
+        }
+        const done = persistAndPublish(p)
         return Effect.ensuring(
           failure === undefined ? Effect.as(done, out) : Effect.zipRight(done, Effect.fail(failure)),
           releaseLock

@@ -73,6 +73,31 @@ export interface AppendOptions {
 }
 
 /**
+ * A backend's `append`, optionally carrying its synchronous form `now` (issue 20): `now` writes the
+ * batch in the caller's synchronous step when the backend can (same rules and failures as the
+ * effect) and answers `"written"`; it answers `"later"` without touching anything when it cannot
+ * do it now (an operation of the session in flight, a batch to fsync, a log not open yet), and the
+ * caller then runs the effect. `now` lives on the function itself so that a wrapper replacing
+ * `append` (to count, delay or fail writes) drops it and every write goes through the wrapper.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Append {
+  (id: SessionId, events: ReadonlyArray<SessionEvent>, options?: AppendOptions): Effect.Effect<void, SessionError>
+  readonly now?: (id: SessionId, events: ReadonlyArray<SessionEvent>, options?: AppendOptions) => AppendNow
+}
+
+/**
+ * What `Append.now` did: wrote the batch, could not do it synchronously now (nothing touched), or
+ * failed like `append` would.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type AppendNow = "written" | "later" | SessionError
+
+/**
  * A persistence backend.
  *
  * @since 0.1.0
@@ -89,11 +114,7 @@ export interface Service {
    * A failed write or fsync fails `PERSISTENCE_FAILED` naming the file and the OS error; the stored
    * log stays valid and the batch may be retried.
    */
-  readonly append: (
-    id: SessionId,
-    events: ReadonlyArray<SessionEvent>,
-    options?: AppendOptions
-  ) => Effect.Effect<void, SessionError>
+  readonly append: Append
   /**
    * Makes every batch this instance wrote for the session durable (fsync); a no-op when nothing
    * is pending or the session is not stored. Fails `PERSISTENCE_FAILED` like `append`.

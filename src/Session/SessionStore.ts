@@ -51,7 +51,7 @@ import type { SessionError } from "./SessionError.js"
 import * as SessionErrors from "./SessionError.js"
 import type { SessionEvent, SessionHeader } from "./SessionEvent.js"
 import { FORMAT_VERSION } from "./SessionEvent.js"
-import type { Loaded, SessionSummary } from "./SessionPersistence.js"
+import type { AppendNow, Loaded, SessionSummary } from "./SessionPersistence.js"
 import { SessionPersistence } from "./SessionPersistence.js"
 import * as Validate from "./Validate.js"
 
@@ -121,6 +121,8 @@ interface Entry {
   readonly session: Session.Session
   readonly buffer: Array<SessionEvent>
   readonly flushLock: Effect.Semaphore
+  /** drains running or waiting for `flushLock` (a synchronous write must not overtake them) */
+  draining: number
   /** how many events at the head of `buffer` did not come from the session's commits (a fork seed) */
   untrusted: number
   /** batches were written unsynced since the last fsync */
@@ -148,6 +150,7 @@ const isSyncPoint = (event: SessionEvent): boolean => event.type === "step/end" 
  */
 export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.gen(function*() {
   const persistence = yield* SessionPersistence
+  const appendNow = persistence.append.now
   const live = new Map<string, Entry>()
   const registry: Fork.Registry = { lookup: (id) => live.get(id)?.session }
 
@@ -156,6 +159,12 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
 
   /** Writes the buffer (fsynced when `sync` or it holds a sync point); `sync` also fsyncs earlier writes. */
   const drain = (id: string, entry: Entry, sync: boolean): Effect.Effect<void, SessionError> =>
+    Effect.suspend(() => {
+      entry.draining++
+      return Effect.ensuring(drainLocked(id, entry, sync), Effect.sync(() => entry.draining--))
+    })
+
+  const drainLocked = (id: string, entry: Entry, sync: boolean): Effect.Effect<void, SessionError> =>
     entry.flushLock.withPermits(1)(Effect.suspend(() => {
       if (entry.buffer.length === 0) {
         // a flush point always asks the backend (it knows best whether anything is unsynced)
@@ -176,13 +185,30 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       )
     }))
 
+  /**
+   * The synchronous form of a write-through `drain` (issue 20): writes the buffer in the caller's
+   * step when nothing else is draining, the buffer holds only committed events and the backend can
+   * write it now (`append.now`); else `"later"` (the caller runs `drain`).
+   */
+  const drainNow = (id: string, entry: Entry): AppendNow => {
+    if (entry.buffer.length === 0) return "written"
+    if (entry.draining > 0 || entry.untrusted > 0 || appendNow === undefined) return "later"
+    const batch = Validate.committedBatch(entry.buffer)
+    const durable = batch.some(isSyncPoint)
+    const done = appendNow(id as SessionId, batch, { sync: durable })
+    if (done === "written") {
+      entry.buffer.length = 0
+      entry.dirty = !durable
+    }
+    return done
+  }
+
   /** Registers a live session in the caller's scope: lock already held; release drains first. */
   const register = (
     header: SessionHeader,
     build: (
       onCommit: (event: SessionEvent) => void,
-      persist: Effect.Effect<void, SessionError>,
-      stored: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
+      persist: Pick<Session.MakeOptions, "persist" | "persistNow" | "stored">
     ) => Effect.Effect<Session.Session, SessionError>,
     initialBuffer: ReadonlyArray<SessionEvent>
   ): Effect.Effect<Session.Session, SessionError, Scope.Scope> =>
@@ -197,13 +223,16 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
         const flushLock = yield* Effect.makeSemaphore(1)
         // the entry exists before the session: its persist hook writes through this entry
         const holder: { entry?: Entry } = {}
-        const persist = Effect.suspend(() => drain(header.id, holder.entry!, false))
-        // the stored log, read back for the chunk events the session dropped from memory (0017)
-        const stored = Effect.map(persistence.snapshot(header.id), (loaded) => loaded.events)
+        const persist: Pick<Session.MakeOptions, "persist" | "persistNow" | "stored"> = {
+          persist: Effect.suspend(() => drain(header.id, holder.entry!, false)),
+          persistNow: () => drainNow(header.id, holder.entry!),
+          // the stored log, read back for the chunk events the session dropped from memory (0017)
+          stored: Effect.map(persistence.snapshot(header.id), (loaded) => loaded.events)
+        }
         const session = yield* build((event) => {
           buffer.push(event)
-        }, persist, stored)
-        const entry: Entry = { session, buffer, flushLock, untrusted: initialBuffer.length, dirty: false }
+        }, persist)
+        const entry: Entry = { session, buffer, flushLock, draining: 0, untrusted: initialBuffer.length, dirty: false }
         holder.entry = entry
         live.set(header.id, entry)
         return entry
@@ -250,7 +279,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       return yield* guarded(Effect.gen(function*() {
         yield* persistence.lock(header.id)
         yield* persistence.create(header)
-        return yield* register(header, (onCommit, persist, stored) => Session.make({ header, onCommit, persist, stored }), [])
+        return yield* register(header, (onCommit, persist) => Session.make({ header, onCommit, ...persist }), [])
       }))
     }))
 
@@ -260,7 +289,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       const loaded = yield* persistence.load(id as SessionId)
       return yield* register(
         loaded.header,
-        (onCommit, persist, stored) => Session.make({ header: loaded.header, seed: loaded.events, onCommit, persist, stored }),
+        (onCommit, persist) => Session.make({ header: loaded.header, seed: loaded.events, onCommit, ...persist }),
         []
       )
     })))
@@ -271,7 +300,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       yield* persistence.create(plan.header)
       return yield* register(
         plan.header,
-        (onCommit, persist, stored) => Session.make({ header: plan.header, seed: plan.seed, onCommit, persist, stored }),
+        (onCommit, persist) => Session.make({ header: plan.header, seed: plan.seed, onCommit, ...persist }),
         plan.seed
       )
     }))

@@ -181,6 +181,41 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
       return Either.right({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
     }
 
+    /** `append`, synchronously: the failure, else `undefined` (stored). */
+    const appendSync = (id: SessionId, events: ReadonlyArray<SessionEvent>): SessionError.SessionError | undefined => {
+      if (events.length === 0) return undefined
+      let stored = storage.sessions.get(id)
+      if (stored !== undefined && intents.has(id)) {
+        return SessionError.make(
+          "SESSION_ALREADY_EXISTS",
+          `session ${JSON.stringify(id)} was stored by another writer meanwhile (load/resume it instead)`,
+          { sessionId: id }
+        )
+      }
+      if (stored !== undefined && !tracked.has(id)) {
+        const adopted = loadSync(id)
+        if (Either.isLeft(adopted)) return adopted.left
+        stored = storage.sessions.get(id)
+      }
+      const header = tracked.get(id)
+      if (header === undefined) {
+        return SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} was never created`, {
+          sessionId: id
+        })
+      }
+      const nextSeq = stored === undefined ? 0 : stored.records.length
+      const batch = Records.validateBatch(id, events, nextSeq)
+      if (Either.isLeft(batch)) return batch.left
+      const lines = batch.right.map(Records.encodeEvent)
+      if (stored === undefined) {
+        storage.sessions.set(id, { header: JSON.stringify(Records.headerRecord(header)), records: lines })
+        intents.delete(id)
+      } else {
+        for (const line of lines) stored.records.push(line)
+      }
+      return undefined
+    }
+
     const service: Service & Tracked.WithTracked = {
       tracked: () => ({ sessions: tracked.size + intents.size + intentsUnderLock.size, serializing: 0, held: held.size, openFiles: 0 }),
       locate: () => undefined,
@@ -201,40 +236,15 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
           if (held.has(id)) intentsUnderLock.add(id)
           return Effect.void
         }),
-      append: (id, events) =>
-        Effect.suspend(() => {
-          if (events.length === 0) return Effect.void
-          let stored = storage.sessions.get(id)
-          if (stored !== undefined && intents.has(id)) {
-            return Effect.fail(SessionError.make(
-              "SESSION_ALREADY_EXISTS",
-              `session ${JSON.stringify(id)} was stored by another writer meanwhile (load/resume it instead)`,
-              { sessionId: id }
-            ))
-          }
-          if (stored !== undefined && !tracked.has(id)) {
-            const adopted = loadSync(id)
-            if (Either.isLeft(adopted)) return Effect.fail(adopted.left)
-            stored = storage.sessions.get(id)
-          }
-          const header = tracked.get(id)
-          if (header === undefined) {
-            return Effect.fail(SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} was never created`, {
-              sessionId: id
-            }))
-          }
-          const nextSeq = stored === undefined ? 0 : stored.records.length
-          const batch = Records.validateBatch(id, events, nextSeq)
-          if (Either.isLeft(batch)) return Effect.fail(batch.left)
-          const lines = batch.right.map(Records.encodeEvent)
-          if (stored === undefined) {
-            storage.sessions.set(id, { header: JSON.stringify(Records.headerRecord(header)), records: lines })
-            intents.delete(id)
-          } else {
-            for (const line of lines) stored.records.push(line)
-          }
-          return Effect.void
-        }),
+      // every append is durable at once: always possible `now`
+      append: Object.assign(
+        (id: SessionId, events: ReadonlyArray<SessionEvent>) =>
+          Effect.suspend(() => {
+            const failure = appendSync(id, events)
+            return failure === undefined ? Effect.void : Effect.fail(failure)
+          }),
+        { now: (id: SessionId, events: ReadonlyArray<SessionEvent>) => appendSync(id, events) ?? "written" }
+      ),
       sync: () => Effect.void,
       load: (id) => Effect.suspend(() => loadSync(id)),
       snapshot: (id) => Effect.suspend(() => loadSync(id, false)),
