@@ -90,13 +90,17 @@ const traced = <A, E, R>(
 
 // runs `each` on every listener of the agent's view, in order, in one hook span (when there are listeners)
 const runEach = <L, E>(
-  registry: { readonly listeners: (agentId: string | undefined) => Effect.Effect<ReadonlyArray<L>> },
+  registry: { readonly values: (agentId: string | undefined) => ReadonlyArray<L> },
   name: string,
   agentId: string | undefined,
   each: (listener: L) => Effect.Effect<void, E>
 ): Effect.Effect<void, E> =>
-  Effect.flatMap(registry.listeners(agentId), (listeners) =>
-    traced(name, agentId, listeners.length, Effect.forEach(listeners, each, { discard: true })))
+  Effect.suspend(() => {
+    const listeners = registry.values(agentId)
+    return listeners.length === 0
+      ? Effect.void
+      : traced(name, agentId, listeners.length, Effect.forEach(listeners, each, { discard: true }))
+  })
 
 const makeRegistry = <L>() =>
   Effect.sync(() => {
@@ -107,7 +111,8 @@ const makeRegistry = <L>() =>
           Effect.sync(() => registry.add(listener, options?.agentId)),
           (entry) => Effect.sync(() => registry.remove(entry))
         )),
-      listeners: (agentId: string | undefined): Effect.Effect<ReadonlyArray<L>> => Effect.sync(() => registry.values(agentId)),
+      values: registry.values,
+      active: (agentId: string | undefined): boolean => registry.values(agentId).length > 0,
       scanned: registry.scanned
     }
   })
@@ -133,6 +138,8 @@ export interface Waterfall<I, O> {
   readonly register: (middleware: Middleware<I, O>, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
   /** Registrations looked at by lookups so far (diagnostics: global ones and the running agent's own only). */
   readonly scanned: () => number
+  /** `true` when a listener would run for `agentId` now (a loop skips the point's plumbing otherwise). */
+  readonly active: (agentId: string | undefined) => boolean
   /** Runs the chain for `agentId`; `terminal` is the default outcome at the end of the chain. */
   readonly run: <E>(
     agentId: string | undefined,
@@ -152,8 +159,13 @@ export const waterfall = <I, O>(name: string): Effect.Effect<Waterfall<I, O>> =>
     name,
     register: registry.register,
     scanned: registry.scanned,
+    active: registry.active,
     run: <E>(agentId: string | undefined, input: I, terminal: (input: I) => Effect.Effect<O, E>) =>
-      Effect.flatMap(registry.listeners(agentId), (listeners) => traced(name, agentId, listeners.length, Effect.suspend(() => {
+      Effect.suspend(() => {
+        const listeners = registry.values(agentId)
+        // no listener: the terminal alone (the chain would return its outcome and error unchanged)
+        if (listeners.length === 0) return terminal(input)
+        return traced(name, agentId, listeners.length, Effect.suspend(() => {
         let terminalError: { readonly error: E } | undefined
         const at = (i: number, current: I): Effect.Effect<O, HookFailure> => {
           const listener = listeners[i]
@@ -170,7 +182,8 @@ export const waterfall = <I, O>(name: string): Effect.Effect<Waterfall<I, O>> =>
           terminalError !== undefined && failure.cause === terminalError.error
             ? Effect.fail(terminalError.error)
             : Effect.fail(failure))
-      })))
+        }))
+      })
   }))
 
 /**
@@ -194,6 +207,8 @@ export interface Serial<I> {
   readonly register: (listener: Listener<I>, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
   /** Registrations looked at by lookups so far (diagnostics: global ones and the running agent's own only). */
   readonly scanned: () => number
+  /** `true` when a listener would run for `agentId` now (a loop skips the point's plumbing otherwise). */
+  readonly active: (agentId: string | undefined) => boolean
   readonly run: (agentId: string | undefined, input: I) => Effect.Effect<void, HookFailure>
 }
 
@@ -208,6 +223,7 @@ export const serial = <I>(name: string): Effect.Effect<Serial<I>> =>
     name,
     register: registry.register,
     scanned: registry.scanned,
+    active: registry.active,
     run: (agentId, input) =>
       runEach(registry, name, agentId, (listener) =>
         Effect.suspend(() => listener(input)).pipe(Effect.catchAllCause(toFailure(name))))
@@ -224,6 +240,8 @@ export interface Notify<I> {
   readonly register: (listener: Listener<I>, options?: RegisterOptions) => Effect.Effect<void, never, Scope.Scope>
   /** Registrations looked at by lookups so far (diagnostics: global ones and the running agent's own only). */
   readonly scanned: () => number
+  /** `true` when a listener would run for `agentId` now (a loop skips the point's plumbing otherwise). */
+  readonly active: (agentId: string | undefined) => boolean
   /** Runs every observer; failures are logged and contained. Interruption still propagates. */
   readonly run: (agentId: string | undefined, input: I) => Effect.Effect<void>
 }
@@ -239,6 +257,7 @@ export const notify = <I>(name: string): Effect.Effect<Notify<I>> =>
     name,
     register: registry.register,
     scanned: registry.scanned,
+    active: registry.active,
     run: (agentId, input) =>
       runEach(registry, name, agentId, (listener) =>
         Effect.suspend(() => listener(input)).pipe(

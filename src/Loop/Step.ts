@@ -105,7 +105,12 @@ const cancelled: TurnEndReason = { kind: "aborted", reason: "cancelled" }
 export const deepFreeze = <A>(value: A): A => {
   if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value
   Object.freeze(value)
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  if (Array.isArray(value)) {
+    // by index: `Object.keys` of a long message list would allocate a string per element
+    for (let i = 0; i < value.length; i++) deepFreeze(value[i])
+  } else {
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  }
   return value
 }
 
@@ -266,8 +271,10 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     } else {
       prefix = instance.prefix.value
     }
-    // 6. pre-step
-    yield* StepSignal.interruptible(signal, rt.hooks.preStep.run(agent.id, { agent, turn, step, signal }))
+    // 6. pre-step (the interruptible race only when a listener runs)
+    if (rt.hooks.preStep.active(agent.id)) {
+      yield* StepSignal.interruptible(signal, rt.hooks.preStep.run(agent.id, { agent, turn, step, signal }))
+    }
     const afterPre = yield* abortReason(rt, signal)
     if (Option.isSome(afterPre)) return end(afterPre.value)
     // 6b. compaction before the request (K-3a threshold, K-3c a pending manual request)
@@ -413,9 +420,11 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     // 13. steering
     const steered = yield* drainSteering(rt, turn)
     // 14. post-step
-    const postInput: Hooks.StepInput = { agent, turn, step, signal }
-    if (yield* StepSignal.isAborted(signal)) yield* rt.hooks.postStep.run(agent.id, postInput)
-    else yield* StepSignal.interruptible(signal, rt.hooks.postStep.run(agent.id, postInput))
+    if (rt.hooks.postStep.active(agent.id)) {
+      const postInput: Hooks.StepInput = { agent, turn, step, signal }
+      if (yield* StepSignal.isAborted(signal)) yield* rt.hooks.postStep.run(agent.id, postInput)
+      else yield* StepSignal.interruptible(signal, rt.hooks.postStep.run(agent.id, postInput))
+    }
     // 15.
     const afterPost = yield* abortReason(rt, signal)
     if (Option.isSome(afterPost)) {

@@ -103,6 +103,7 @@ export const chat = <E extends { readonly code?: string }, R>(
         options.onRetry === undefined ? Effect.void : options.onRetry(notice)
       )
     const started = performance.now()
+    const metrics = chatMetrics(request)
     const consumed = yield* Effect.provideService(effect, Retry.Notices, notices)
     const seconds = (performance.now() - started) / 1000
     const first = firstChunkAt()
@@ -126,20 +127,14 @@ export const chat = <E extends { readonly code?: string }, R>(
         const cost = options.cost?.(response.usage)
         if (cost !== undefined) attributes[GenAi.Attr.costUsd] = cost
         const usage = GenAi.usageAttributes(response.usage)
-        yield* Metric.update(
-          GenAi.tokenUsage.pipe(Metric.tagged("gen_ai.token.type", "input"), tagRequest(request)),
-          usage[GenAi.Attr.inputTokens] ?? 0
-        )
-        yield* Metric.update(
-          GenAi.tokenUsage.pipe(Metric.tagged("gen_ai.token.type", "output"), tagRequest(request)),
-          response.usage.outputTokens
-        )
+        yield* Metric.update(metrics.inputTokens, usage[GenAi.Attr.inputTokens] ?? 0)
+        yield* Metric.update(metrics.outputTokens, response.usage.outputTokens)
       }
     }
     if (errorType !== undefined) attributes[GenAi.Attr.errorType] = errorType
     yield* Effect.annotateCurrentSpan(attributes)
-    yield* Metric.update(GenAi.operationDuration.pipe(tagRequest(request)), seconds)
-    if (first !== undefined) yield* Metric.update(GenAi.timeToFirstChunk.pipe(tagRequest(request)), (first - started) / 1000)
+    yield* Metric.update(metrics.duration, seconds)
+    if (first !== undefined) yield* Metric.update(metrics.timeToFirstChunk, (first - started) / 1000)
     return consumed
   }).pipe(
     Effect.annotateSpans(GenAi.Attr.step, position.step),
@@ -161,6 +156,28 @@ const tagRequest = (request: GenerateOptions) => <Type, In, Out>(metric: Metric.
     Metric.tagged(GenAi.Attr.providerName, request.provider),
     Metric.tagged(GenAi.Attr.requestModel, request.model)
   )
+
+const makeChatMetrics = (request: GenerateOptions) => ({
+  inputTokens: GenAi.tokenUsage.pipe(Metric.tagged("gen_ai.token.type", "input"), tagRequest(request)),
+  outputTokens: GenAi.tokenUsage.pipe(Metric.tagged("gen_ai.token.type", "output"), tagRequest(request)),
+  duration: GenAi.operationDuration.pipe(tagRequest(request)),
+  timeToFirstChunk: GenAi.timeToFirstChunk.pipe(tagRequest(request))
+})
+
+/** The tagged metrics of a route, built once per provider and model (a tagged metric builds and hashes its key). */
+const chatMetricsByRoute = new Map<string, ReturnType<typeof makeChatMetrics>>()
+
+const chatMetrics = (request: GenerateOptions): ReturnType<typeof makeChatMetrics> => {
+  const key = `${request.provider}\u0000${request.model}`
+  let metrics = chatMetricsByRoute.get(key)
+  if (metrics === undefined) {
+    // bounded: a process talks to a handful of routes; a runaway set of model names is dropped wholesale
+    if (chatMetricsByRoute.size >= 256) chatMetricsByRoute.clear()
+    metrics = makeChatMetrics(request)
+    chatMetricsByRoute.set(key, metrics)
+  }
+  return metrics
+}
 
 /** The result a tool stage ended with, when it has one. */
 type WithResult = { readonly _tag: string; readonly result?: Tool.ToolExecutionResult }
