@@ -38,6 +38,11 @@ export interface FilePool {
   ) => Effect.Effect<A, E | PlatformError.PlatformError>
   /** runs a short-lived file operation within the bound */
   readonly withSlot: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * The key's idle handle for a synchronous use that ends before the caller yields (it stays
+   * idle; it becomes the most recently used), else `undefined`.
+   */
+  readonly peek: (key: string) => FileSystem.File | undefined
   /** closes the key's idle handle, if any */
   readonly close: (key: string) => Effect.Effect<void>
   /** descriptors open through the pool now (idle handles + running operations) */
@@ -122,7 +127,15 @@ export const make = (max: number): FilePool => {
       return closeHandle(h)
     })
 
-  return { max: bound, withFile, withSlot, close, open: () => idle.size + active, idle: () => idle.size }
+  const peek = (key: string): FileSystem.File | undefined => {
+    const h = idle.get(key)
+    if (h === undefined) return undefined
+    idle.delete(key)
+    idle.set(key, h)
+    return h.file
+  }
+
+  return { max: bound, withFile, withSlot, peek, close, open: () => idle.size + active, idle: () => idle.size }
 }
 
 /**

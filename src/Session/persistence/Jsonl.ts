@@ -79,13 +79,14 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
+import * as NodeFs from "node:fs"
 import * as path from "node:path"
 import type { SessionId } from "../../Llm/Message.js"
 import * as Repair from "../Repair.js"
 import * as SessionError from "../SessionError.js"
 import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
 import { FORMAT_VERSION } from "../SessionEvent.js"
-import type { Loaded, Location, Service, SessionSummary } from "../SessionPersistence.js"
+import type { AppendNow, AppendOptions, Loaded, Location, Service, SessionSummary } from "../SessionPersistence.js"
 import { SessionPersistence } from "../SessionPersistence.js"
 import * as DataDir from "./DataDir.js"
 import * as IdEncoding from "./IdEncoding.js"
@@ -111,6 +112,13 @@ export interface Options {
    * files; `FilePool`); default {@link DEFAULT_MAX_OPEN_FILES}
    */
   readonly maxOpenFiles?: number
+  /**
+   * Write a batch that needs no fsync with one synchronous `write(2)` on the log's open descriptor,
+   * in the appending fiber's step (issue 20), instead of a round trip through the thread pool;
+   * fsyncs stay asynchronous. Needs the file system to be Node's (its handles' `fd` must be real):
+   * {@link layer} turns it on, {@link make} (any `FileSystem`) leaves it off unless asked.
+   */
+  readonly writeNow?: boolean
 }
 
 /**
@@ -870,19 +878,58 @@ export const make = (
         }))
       }))
 
+    /**
+     * `append.now` (issue 20): a batch of a held, stored log whose descriptor is open and idle,
+     * with no operation of the session in flight and nothing to fsync, written by one synchronous
+     * `write`. A failed write is taken back (truncated) and answered `"later"`: the effectful path
+     * writes it again and reports what fails, in one place.
+     */
+    const appendNow = (id: SessionId, events: ReadonlyArray<SessionEvent>, options?: AppendOptions): AppendNow => {
+      if (events.length === 0) return "written"
+      if (options?.sync !== false || !held.has(id) || queues.has(id) || serialized.busy(id)) return "later"
+      const entry = entries.get(id)
+      if (entry === undefined || !entry.stored) return "later"
+      const handle = pool.peek(id)
+      if (handle === undefined) return "later"
+      const valid = Records.validateBatch(id, events, entry.nextSeq)
+      if (Either.isLeft(valid)) return valid.left
+      let text = ""
+      for (const event of valid.right) text += `${Records.encodeEvent(event)}\n`
+      const bytes = Buffer.from(text, "utf8")
+      const fd = handle.fd as number
+      const before = entry.size
+      try {
+        let written = 0
+        while (written < bytes.byteLength) written += NodeFs.writeSync(fd, bytes, written)
+      } catch {
+        try {
+          NodeFs.ftruncateSync(fd, before)
+        } catch {
+          // the effectful path truncates again before it writes
+        }
+        return "later"
+      }
+      entry.size = before + bytes.byteLength
+      entry.nextSeq += valid.right.length
+      entry.dirty = true
+      return "written"
+    }
+
+    const appendEffect = (id: SessionId, events: ReadonlyArray<SessionEvent>, options?: AppendOptions) =>
+      Effect.suspend(() => {
+        if (events.length === 0) return Effect.void
+        const sync = options?.sync !== false
+        return held.has(id) && entries.get(id)?.stored === true
+          ? appendCoalesced(id, events, sync)
+          : serialized(id)(appendUnserialized(id, events, sync))
+      })
+
     const service: Service & Tracked.WithTracked = {
       tracked: () => ({ sessions: entries.size, serializing: serialized.size(), held: held.size, openFiles: pool.open() }),
       locate,
       remove,
       create,
-      append: (id, events, options) =>
-        Effect.suspend(() => {
-          if (events.length === 0) return Effect.void
-          const sync = options?.sync !== false
-          return held.has(id) && entries.get(id)?.stored === true
-            ? appendCoalesced(id, events, sync)
-            : serialized(id)(appendUnserialized(id, events, sync))
-        }),
+      append: options.writeNow === true ? Object.assign(appendEffect, { now: appendNow }) : appendEffect,
       sync: (id) => serialized(id)(syncUnserialized(id)),
       load: (id) => serialized(id)(loadUnserialized(id)),
       snapshot,
@@ -906,4 +953,6 @@ export const make = (
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<SessionPersistence, ConfigError.ConfigError> =>
-  Layer.effect(SessionPersistence, make(options)).pipe(Layer.provide(NodeFileSystem.layer))
+  Layer.effect(SessionPersistence, make({ ...options, writeNow: options.writeNow ?? true })).pipe(
+    Layer.provide(NodeFileSystem.layer)
+  )

@@ -25,6 +25,8 @@ interface Slot {
 export interface Serializer {
   (id: string): <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly size: () => number
+  /** `true` while an operation of the id runs or waits */
+  readonly busy: (id: string) => boolean
 }
 
 /**
@@ -52,5 +54,5 @@ export const makeSerializer = (): Serializer => {
           if (--slot.users === 0 && slots.get(id) === slot) slots.delete(id)
         })
     )
-  return Object.assign(serialized, { size: () => slots.size })
+  return Object.assign(serialized, { size: () => slots.size, busy: (id: string) => slots.has(id) })
 }

@@ -13,49 +13,9 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import type { SessionId } from "../../../src/Llm/Message.js"
 import * as Jsonl from "../../../src/Session/persistence/Jsonl.js"
-import type { SessionEvent } from "../../../src/Session/SessionEvent.js"
 import { tempDir } from "../../support/persistenceSubjects.js"
-import { header, LogBuilder } from "../../support/sessionLog.js"
-
-interface Counts {
-  open: number
-  stat: number
-  readFile: number
-  writes: number
-  syncs: number
-}
-
-/** the Node file system, counting what the backend asks of it */
-const counting = Effect.gen(function*() {
-  const fs = yield* Effect.provide(FileSystem.FileSystem, NodeFileSystem.layer)
-  const counts: Counts = { open: 0, stat: 0, readFile: 0, writes: 0, syncs: 0 }
-  const counted: FileSystem.FileSystem = {
-    ...fs,
-    stat: (file) => Effect.suspend(() => (counts.stat++, fs.stat(file))),
-    readFile: (file) => Effect.suspend(() => (counts.readFile++, fs.readFile(file))),
-    readFileString: (file, encoding) => Effect.suspend(() => (counts.readFile++, fs.readFileString(file, encoding))),
-    open: (file, options) =>
-      Effect.map(Effect.suspend(() => (counts.open++, fs.open(file, options))), (handle) =>
-        Object.create(handle, {
-          writeAll: { value: (bytes: Uint8Array) => Effect.suspend(() => (counts.writes++, handle.writeAll(bytes))) },
-          sync: { get: () => Effect.suspend(() => (counts.syncs++, handle.sync)) }
-        }) as FileSystem.File)
-  }
-  const reset = () => Object.assign(counts, { open: 0, stat: 0, readFile: 0, writes: 0, syncs: 0 })
-  return { fs: counted, counts, reset }
-})
-
-/** `n` turns, one batch each */
-const turnBatches = (n: number): { readonly all: Array<SessionEvent>; readonly batches: Array<ReadonlyArray<SessionEvent>> } => {
-  const b = new LogBuilder()
-  const batches: Array<ReadonlyArray<SessionEvent>> = []
-  for (let i = 0; i < n; i++) {
-    const from = b.nextSeq
-    b.completeTurn(`turn ${i}`)
-    batches.push(b.from(from))
-  }
-  return { all: b.events, batches }
-}
+import { counting, turnBatches } from "../../support/jsonlIo.js"
+import { header } from "../../support/sessionLog.js"
 
 const reload = (root: string, id: string) =>
   Effect.flatMap(Jsonl.make({ root }).pipe(Effect.provide(NodeFileSystem.layer)), (p) =>
