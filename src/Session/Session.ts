@@ -116,6 +116,13 @@ export interface Session {
    * dropped from memory back from its backend (so this may fail with the backend's error).
    */
   readonly events: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
+  /**
+   * Immutable snapshot of the events held in memory, in seq order: every event except the
+   * `assistant/chunk` events a store-backed session dropped once their `assistant/message` was
+   * persisted (decision 0017). Never reads the backend: for readers of the recent non-chunk
+   * history (the current turn's messages, results and decisions).
+   */
+  readonly heldEvents: Effect.Effect<ReadonlyArray<SessionEvent>>
   /** The seq the next append will get. */
   readonly nextSeq: Effect.Effect<number>
   /** The next turn number (S-17): the last `turn/start` turn (0 if none) + 1. */
@@ -627,6 +634,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
           ? Effect.succeed(state.eventsSnapshot ??= Object.freeze(state.log.slice()))
           : readBack(stored)
       ),
+      // the same cached snapshot `events` uses while nothing is dropped (a drop invalidates it)
+      heldEvents: Effect.sync(() => state.eventsSnapshot ??= Object.freeze(state.log.slice())),
       nextSeq: Effect.sync(() => state.length),
       nextTurn: Effect.sync(() => state.nextTurn),
       surface: Effect.sync(() =>

@@ -102,6 +102,9 @@ describe.each(backends)("bounded memory over $name (issue 20, 0017)", ({ open })
       const again = yield* session.events
       expect(again.length).toBe(all.length)
       expect(again.filter((e) => e.type === "assistant/chunk").length).toBe(3 * 202)
+      // what is held: every event but the dropped chunks, in seq order, without a read of the log
+      const held = yield* session.heldEvents
+      expect(held).toEqual(all.filter((e) => e.type !== "assistant/chunk"))
     }))
 
   it.scopedLive("[S-3] chunks of an open step stay in memory until its message is persisted", () =>
@@ -119,6 +122,7 @@ describe.each(backends)("bounded memory over $name (issue 20, 0017)", ({ open })
       yield* collect
       expect(weak.deref()).toBeDefined()
       expect((yield* session.events).map((e) => e.type)).toEqual(["turn/start", "step/start", "assistant/chunk"])
+      expect(yield* session.heldEvents).toEqual(yield* session.events)
     }))
 })
 

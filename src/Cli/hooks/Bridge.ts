@@ -578,7 +578,8 @@ export const install = (
         })
         if (stopped !== undefined) return Hooks.ContinuationDecision.End({ reason: { kind: "hook-stopped", reason: stopped } })
         if (downstream._tag !== "Stop") return downstream
-        const events = yield* input.agent.session.events
+        // this turn's tail only: the held events (never a read of the whole stored log)
+        const events = yield* input.agent.session.heldEvents
         const before = consecutiveStopBlocks(events)
         const { merged } = yield* fire({
           event: "Stop",
