@@ -109,7 +109,7 @@ export interface Options {
   readonly root?: string
   /**
    * at most this many files open at once (logs kept open for appending, reads, lock and temporary
-   * files; `FilePool`); default {@link DEFAULT_MAX_OPEN_FILES}
+   * files; `FilePool`); default {@link defaultMaxOpenFiles} of the process's limit
    */
   readonly maxOpenFiles?: number
   /**
@@ -122,13 +122,27 @@ export interface Options {
 }
 
 /**
- * The default bound of open files per backend instance: far below the usual per-process limits
- * (256 on macOS, 1024 on Linux), so sockets and the host service keep room.
+ * The bound of open files per backend instance when the process's limit is unknown: far below the
+ * usual per-process limits (256 on macOS, 1024 on Linux), so sockets and the host service keep room.
  *
  * @since 0.1.0
  * @category constants
  */
 export const DEFAULT_MAX_OPEN_FILES = 64
+
+/**
+ * The default bound of open files for a process limit (`ulimit -n`): a quarter of it, between
+ * {@link DEFAULT_MAX_OPEN_FILES} and 1,024 (256 under the usual Linux limit of 1,024). Every live
+ * log the pool cannot keep open is reopened at each write (an LRU over more logs than it holds
+ * misses on every round-robin write), so many agents want as many as the process can spare.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const defaultMaxOpenFiles = (processLimit: number | undefined): number =>
+  processLimit === undefined
+    ? DEFAULT_MAX_OPEN_FILES
+    : Math.min(1024, Math.max(DEFAULT_MAX_OPEN_FILES, Math.floor(processLimit / 4)))
 
 /**
  * The `Location.kind` of this backend.
@@ -303,9 +317,10 @@ export const make = (
     /** ids whose writer lock this instance holds */
     const held = new Set<string>()
     /** every descriptor this instance opens (append handles of held logs cached, LRU) */
-    const pool = FilePool.make(options.maxOpenFiles ?? DEFAULT_MAX_OPEN_FILES)
+    const processLimit = yield* FilePool.processLimit
+    const pool = FilePool.make(options.maxOpenFiles ?? defaultMaxOpenFiles(processLimit))
     const limits: SaveFailure.FileLimits = {
-      processLimit: yield* FilePool.processLimit,
+      processLimit,
       poolMax: pool.max,
       option: "the JSONL backend's maxOpenFiles"
     }
