@@ -136,6 +136,8 @@ interface Entry {
 const traceFlush = <A, E, R>(name: string, id: string, entry: Entry, effect: Effect.Effect<A, E, R>) =>
   Effect.withSpan(effect, name, {
     kind: "internal",
+    // a stack trace here would name this module, never the caller's code
+    captureStackTrace: false,
     attributes: { [GenAi.Attr.sessionId]: id, [GenAi.Attr.pendingEvents]: entry.buffer.length }
   })
 

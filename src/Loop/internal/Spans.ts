@@ -33,6 +33,8 @@ export const turn = <A, E, R>(
     `invoke_agent ${GenAi.agentName}`,
     {
       kind: "internal",
+      // a stack trace here would name this module, never the caller's code
+      captureStackTrace: false,
       attributes: {
         [GenAi.Attr.operationName]: "invoke_agent",
         [GenAi.Attr.agentName]: GenAi.agentName,
@@ -140,6 +142,8 @@ export const chat = <E extends { readonly code?: string }, R>(
     Effect.annotateSpans(GenAi.Attr.step, position.step),
     Effect.withSpan(`chat ${request.model}`, {
       kind: "client",
+      // a stack trace here would name this module, never the caller's code
+      captureStackTrace: false,
       attributes: {
         ...base,
         [GenAi.Attr.conversationId]: request.sessionId ?? "",
@@ -210,6 +214,8 @@ export const tool = <S extends WithResult, R>(
   }).pipe(
     Effect.withSpan(`execute_tool ${info.name}`, {
       kind: "internal",
+      // a stack trace here would name this module, never the caller's code
+      captureStackTrace: false,
       attributes: {
         [GenAi.Attr.operationName]: "execute_tool",
         [GenAi.Attr.toolName]: info.name,
