@@ -58,7 +58,7 @@ import type { GenerateOptions, LlmCallConfig, Message } from "../Llm/Message.js"
 import type { StreamChunk } from "../Llm/StreamChunk.js"
 import * as RequestHeader from "../Session/RequestHeader.js"
 import type { SessionError } from "../Session/SessionError.js"
-import type { AppendInput, SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
+import type { SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
 import * as CompactionEstimate from "./Compaction/Estimate.js"
 import * as CompactionTrigger from "./Compaction/Trigger.js"
@@ -328,19 +328,15 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
       sessionId: rt.session.id
     })
     // 10. the model stream, consumed once (one `chat` span per request, never per chunk) by ONE
-    // consumer stage whose per-batch work is synchronous: the batch is logged with one `appendAll`
+    // consumer stage whose per-batch work is synchronous: the batch is logged with one `appendChunks`
     // (each chunk still its own `assistant/chunk` event, in order), then folded into the assembler
     // (which sees only logged chunks); the only other effect is a yield to the event loop when due
     const seqs: Array<number> = []
     let firstChunkAt: number | undefined
     const builder = new BlockAssembler.Builder()
     const logBatch = (chunks: Chunk.Chunk<StreamChunk>): Effect.Effect<void, SessionError> => {
-      const n = chunks.length
-      if (n === 0) return Effect.void
-      const inputs: Array<AppendInput> = new Array(n)
-      let i = 0
-      for (const chunk of chunks) inputs[i++] = { type: "assistant/chunk", data: { turn, step, chunk } }
-      return Effect.flatMap(rt.session.appendAll(inputs), (events) => {
+      if (chunks.length === 0) return Effect.void
+      return Effect.flatMap(rt.session.appendChunks(turn, step, Chunk.toReadonlyArray(chunks)), (events) => {
         if (firstChunkAt === undefined) firstChunkAt = performance.now()
         for (let e = 0; e < events.length; e++) seqs.push((events[e] as SessionEvent).seq)
         builder.addAll(chunks)

@@ -166,6 +166,25 @@ export const chunkEvent = (input: unknown, seq: number, time: number): object | 
 }
 
 /**
+ * The stored `assistant/chunk` event of `chunk` at `turn` and `step`, built exactly as
+ * {@link chunkEvent} builds it from the input `{ type: "assistant/chunk", data: { turn, step,
+ * chunk } }` (the caller vouches for `turn` and `step`: non-negative safe integers); `undefined`
+ * when the chunk is not of a covered kind (the generic path then decides). Never throws.
+ *
+ * @since 0.2.0
+ * @category validation
+ */
+export const chunkEventOf = (turn: number, step: number, chunk: unknown, seq: number, time: number): object | undefined => {
+  try {
+    const copied = match(chunk, chunks, true)
+    if (copied === undefined) return undefined
+    return Object.freeze({ type: "assistant/chunk", seq, time, data: Object.freeze({ turn, step, chunk: copied }) })
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * `true` when an (already lossless, detached) `assistant/chunk` payload is of a covered kind and
  * valid; `false` means "not decided here" (the schema guard then decides).
  *

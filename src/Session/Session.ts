@@ -61,6 +61,8 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Json from "../Llm/Json.js"
 import type { Message, SessionId } from "../Llm/Message.js"
+import type { StreamChunk } from "../Llm/StreamChunk.js"
+import * as ChunkFastPath from "./ChunkFastPath.js"
 import * as Projection from "./Projection.js"
 import * as RequestHeader from "./RequestHeader.js"
 import type { SessionError } from "./SessionError.js"
@@ -111,6 +113,16 @@ export interface Session {
    * observes the session and no append is in flight, the whole batch is one synchronous step.
    */
   readonly appendAll: (inputs: ReadonlyArray<AppendInput>) => Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
+  /**
+   * Appends one `assistant/chunk` event per chunk, at `turn` and `step`, in order: exactly
+   * `appendAll` of the inputs `{ type: "assistant/chunk", data: { turn, step, chunk } }`, without
+   * building them (the loop's per-batch hot path, issue 20).
+   */
+  readonly appendChunks: (
+    turn: number,
+    step: number,
+    chunks: ReadonlyArray<StreamChunk>
+  ) => Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
   /**
    * Immutable snapshot of every event so far. A store-backed session reads the chunk events it
    * dropped from memory back from its backend (so this may fail with the backend's error).
@@ -187,6 +199,16 @@ export interface MakeOptions {
    */
   readonly stored?: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
 }
+
+/** A batch to append: `length` inputs, each committed by `commit(i, time)` (or handed out one by one as `input(i)`). */
+interface Batch {
+  readonly length: number
+  readonly input: (i: number) => AppendInput
+  readonly commit: (i: number, time: number) => Either.Either<SessionEvent, SessionError>
+}
+
+/** a non-negative safe integer other than `-0`: what the payload schema accepts as a turn or step */
+const isNat = (n: number): boolean => Number.isSafeInteger(n) && n >= 0 && !Object.is(n, -0)
 
 interface Publication {
   readonly owner: object
@@ -339,8 +361,20 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
 
     const commit = (input: AppendInput, time: number): Either.Either<SessionEvent, SessionError> => {
       const r = Validate.appendInput(state.surface, input, state.length, time)
-      if (Either.isLeft(r)) return r
-      const event = r.right
+      if (Either.isRight(r)) accept(r.right)
+      return r
+    }
+
+    /** Commits one chunk of a vouched `turn`/`step` (see `appendChunks`); the generic path decides the rest. */
+    const commitChunk = (turn: number, step: number, chunk: StreamChunk, time: number): Either.Either<SessionEvent, SessionError> => {
+      const fast = ChunkFastPath.chunkEventOf(turn, step, chunk, state.length, time) as SessionEvent | undefined
+      if (fast === undefined) return commit({ type: "assistant/chunk", data: { turn, step, chunk } }, time)
+      accept(fast)
+      return Either.right(fast)
+    }
+
+    /** Adds a validated event to the log (the commit step after validation). */
+    const accept = (event: SessionEvent): void => {
       state.log.push(event)
       state.length++
       Surface.apply(state.surface, event)
@@ -352,7 +386,25 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       // same synchronous step as the commit: the PubSub sees events in commit order
       // (write-through publishes after `persist` instead)
       if (persist === undefined) Queue.unsafeOffer(pubsub, event)
-      return r
+    }
+
+    const inputsBatch = (inputs: ReadonlyArray<AppendInput>): Batch => ({
+      length: inputs.length,
+      input: (i) => inputs[i] as AppendInput,
+      commit: (i, time) => commit(inputs[i] as AppendInput, time)
+    })
+
+    const chunksBatch = (turn: number, step: number, chunks: ReadonlyArray<StreamChunk>): Batch => {
+      const input = (i: number): AppendInput => ({ type: "assistant/chunk", data: { turn, step, chunk: chunks[i] as StreamChunk } })
+      // the fast path needs `turn` and `step` as the payload schema wants them; else every input is generic
+      const vouched = isNat(turn) && isNat(step)
+      return {
+        length: chunks.length,
+        input,
+        commit: vouched
+          ? (i, time) => commitChunk(turn, step, chunks[i] as StreamChunk, time)
+          : (i, time) => commit(input(i), time)
+      }
     }
 
     const contained = (entry: ObserverEntry, event: SessionEvent): Effect.Effect<void> =>
@@ -519,13 +571,13 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     /** Under the lock (held on entry): commit each input, persist, publish; releases the lock. */
     const underLockThrough = (
       p: Effect.Effect<void, SessionError>,
-      inputs: ReadonlyArray<AppendInput>
+      batch: Batch
     ): Effect.Effect<Array<SessionEvent>, SessionError> =>
       Effect.clockWith((clock) => {
         const out: Array<SessionEvent> = []
         let failure: SessionError | undefined
-        for (const input of inputs) {
-          const r = commit(input, clock.unsafeCurrentTimeMillis())
+        for (let i = 0; i < batch.length; i++) {
+          const r = batch.commit(i, clock.unsafeCurrentTimeMillis())
           if (Either.isLeft(r)) {
             failure = r.left
             break
@@ -559,14 +611,14 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
 
     const through = (
       p: Effect.Effect<void, SessionError>,
-      inputs: ReadonlyArray<AppendInput>
+      batch: Batch
     ): Effect.Effect<Array<SessionEvent>, SessionError> =>
       Effect.uninterruptibleMask((restore) => {
         if (!state.holding) {
           state.holding = true
-          return underLockThrough(p, inputs)
+          return underLockThrough(p, batch)
         }
-        return Effect.zipRight(restore(waitForLock), underLockThrough(p, inputs))
+        return Effect.zipRight(restore(waitForLock), underLockThrough(p, batch))
       })
 
     // Slow path: take the lock (synchronously when free), commit and publish uninterruptibly.
@@ -585,7 +637,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       Effect.clockWith((clock) => commit(input, clock.unsafeCurrentTimeMillis()))
 
     const throughOne = (p: Effect.Effect<void, SessionError>, input: AppendInput) =>
-      Effect.map(through(p, [input]), (out) => out[0] as SessionEvent)
+      Effect.map(through(p, inputsBatch([input])), (out) => out[0] as SessionEvent)
 
     const append = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> => {
       if (state.activePublications > 0) {
@@ -602,21 +654,21 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
 
     // The fast path over a batch: the same conditions hold for the whole synchronous loop (no
     // observer can register and no append can start while it runs).
-    const appendAll = (inputs: ReadonlyArray<AppendInput>): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> => {
+    const appendAll = (batch: Batch): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> => {
       if (persist !== undefined) {
         // an empty batch is a flush point: it retries an unsaved backlog and publishes it
-        if (inputs.length === 0 && published >= state.length) return Effect.succeed([])
-        if (state.activePublications === 0) return through(persist, inputs)
+        if (batch.length === 0 && published >= state.length) return Effect.succeed([])
+        if (state.activePublications === 0) return through(persist, batch)
         return Effect.flatMap(FiberRef.get(publishing), (holder) =>
-          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : through(persist, inputs))
+          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : through(persist, batch))
       }
       if (state.activePublications > 0 || state.holding || state.observers.length > 0) {
-        return Effect.forEach(inputs, append)
+        return Effect.forEach(Array.from({ length: batch.length }, (_, i) => batch.input(i)), append)
       }
       return Effect.clockWith((clock) => {
-        const out: Array<SessionEvent> = new Array(inputs.length)
-        for (let i = 0; i < inputs.length; i++) {
-          const r = commit(inputs[i] as AppendInput, clock.unsafeCurrentTimeMillis())
+        const out: Array<SessionEvent> = new Array(batch.length)
+        for (let i = 0; i < batch.length; i++) {
+          const r = batch.commit(i, clock.unsafeCurrentTimeMillis())
           if (Either.isLeft(r)) return Effect.fail(r.left)
           out[i] = r.right
         }
@@ -628,7 +680,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       id: header.id,
       header,
       append: (input) => Effect.suspend(() => append(input)),
-      appendAll: (inputs) => Effect.suspend(() => appendAll(inputs)),
+      appendAll: (inputs) => Effect.suspend(() => appendAll(inputsBatch(inputs))),
+      appendChunks: (turn, step, chunks) => Effect.suspend(() => appendAll(chunksBatch(turn, step, chunks))),
       events: Effect.suspend(() =>
         state.dropped === 0 || stored === undefined
           ? Effect.succeed(state.eventsSnapshot ??= Object.freeze(state.log.slice()))

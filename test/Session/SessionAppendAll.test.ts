@@ -7,6 +7,8 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
+import * as ContentBlock from "../../src/Llm/ContentBlock.js"
+import * as StreamChunk from "../../src/Llm/StreamChunk.js"
 import * as Session from "../../src/Session/Session.js"
 import type { AppendInput, SessionEvent } from "../../src/Session/SessionEvent.js"
 import { chunk, failsWith, stepStart, turnStart, userMessage } from "../support/sessionInputs.js"
@@ -26,6 +28,35 @@ describe("Session.appendAll", () => {
       expect(stored.every((e) => Object.isFrozen(e) && Object.isFrozen(e.data))).toBe(true)
       const strip = (events: ReadonlyArray<SessionEvent>) => events.map(({ time: _time, ...rest }) => rest)
       expect(strip(yield* batched.events)).toEqual(strip(yield* single.events))
+    }))
+
+  it.effect("[S-3,S-4] appendChunks builds the events appendAll builds from the same chunk inputs (covered, generic and invalid)", () =>
+    Effect.gen(function*() {
+      const chunks = [
+        StreamChunk.blockStart(0, "text"),
+        StreamChunk.textDelta(0, "a"),
+        StreamChunk.blockEnd(0, ContentBlock.text("a")),
+        StreamChunk.usage({ inputTokens: 1, outputTokens: 2 }),
+        StreamChunk.finish({ kind: "stop" })
+      ]
+      const direct = yield* Session.make()
+      const built = yield* Session.make()
+      yield* direct.appendAll(opening)
+      yield* built.appendAll(opening)
+      const a = yield* direct.appendChunks(1, 1, chunks)
+      const b = yield* built.appendAll(chunks.map((chunk) => ({ type: "assistant/chunk", data: { turn: 1, step: 1, chunk } }) as AppendInput))
+      const strip = (events: ReadonlyArray<SessionEvent>) => events.map(({ time: _time, ...rest }) => rest)
+      expect(strip(a)).toEqual(strip(b))
+      expect(a.every((e) => Object.isFrozen(e) && Object.isFrozen(e.data))).toBe(true)
+      // the events are detached from the caller's chunks
+      expect(a.every((e, i) => e.type === "assistant/chunk" && e.data.chunk !== chunks[i])).toBe(true)
+      // a turn the schema refuses takes the generic path and fails the same way
+      const refused = yield* failsWith(direct.appendChunks(-1, 1, [StreamChunk.textDelta(0, "x")]), "INVALID_EVENT")
+      const alsoRefused = yield* failsWith(
+        built.appendAll([{ type: "assistant/chunk", data: { turn: -1, step: 1, chunk: StreamChunk.textDelta(0, "x") } } as AppendInput]),
+        "INVALID_EVENT"
+      )
+      expect(refused.message).toBe(alsoRefused.message)
     }))
 
   it.effect("[S-3] the first invalid input fails the batch; earlier inputs stay committed, later ones are not appended", () =>
