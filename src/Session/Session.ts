@@ -379,7 +379,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       })
     }
 
-    const reentrant = SessionErrors.make(
+    // made when it happens (an error made up front keeps its stack trace, and what it references, per session)
+    const reentrant = () => SessionErrors.make(
       "REENTRANT_APPEND",
       `S-10: session ${header.id}: append issued from inside another append's publication`,
       { sessionId: header.id }
@@ -558,7 +559,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       if (state.activePublications > 0) {
         return Effect.flatMap(FiberRef.get(publishing), (holder) =>
           holder.tokens.some((t) => t.owner === owner && t.active)
-            ? Effect.fail(reentrant)
+            ? Effect.failSync(reentrant)
             : persist === undefined
             ? locked(input)
             : throughOne(persist, input))
@@ -575,7 +576,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         if (inputs.length === 0 && published >= state.length) return Effect.succeed([])
         if (state.activePublications === 0) return through(persist, inputs)
         return Effect.flatMap(FiberRef.get(publishing), (holder) =>
-          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : through(persist, inputs))
+          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.failSync(reentrant) : through(persist, inputs))
       }
       if (state.activePublications > 0 || state.holding || state.observers.length > 0) {
         return Effect.forEach(inputs, append)
@@ -636,7 +637,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
             state.observers = state.observers.filter((e) => e !== entry)
           })
         )),
-      changes: Stream.fromPubSub(pubsub),
+      // built when read: the stream's structure is a few KB, per live session (issue 20)
+      changes: Stream.suspend(() => Stream.fromPubSub(pubsub)),
       subscribe: PubSub.subscribe(pubsub)
     }
     return session
