@@ -54,6 +54,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Equal from "effect/Equal"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -65,7 +66,7 @@ import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Tracer from "effect/Tracer"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
@@ -236,14 +237,16 @@ const inOwnScope = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Effect<A, E
       )))
 
 /**
- * Runs `effect` under the parent of `span` (the `Agent.make` span), or under no span at all: the
- * driver outlives `make`, so its turns' spans must not hang under the creation span.
+ * Puts the current fiber (the driver, as it starts) under the parent of `span` (the `Agent.make` span), or under
+ * no span at all: the driver outlives `make`, so its turns' spans must not hang under the creation span. Set in
+ * the driver's own fiber, not as a wrapper around it: a wrapper's frames stay on an idle driver's stack (issue 20).
  */
-const outsideSpan = <A, E, R>(effect: Effect.Effect<A, E, R>, span: Option.Option<Tracer.Span>): Effect.Effect<A, E, R> => {
+const outsideSpan = (span: Option.Option<Tracer.Span>): Effect.Effect<void> => {
   const parent = Option.flatMap(span, (s) => s.parent)
-  return Option.isSome(parent)
-    ? Effect.withParentSpan(effect, parent.value)
-    : Effect.mapInputContext(effect, (context: Context.Context<R>) => Context.omit(Tracer.ParentSpan)(context) as Context.Context<R>)
+  return FiberRef.update(FiberRef.currentContext, (context) =>
+    Option.isSome(parent)
+      ? Context.add(context, Tracer.ParentSpan, parent.value) as Context.Context<never>
+      : Context.omit(Tracer.ParentSpan)(context) as Context.Context<never>)
 }
 
 /** The agents whose driver the current fiber runs in (or descends from). */
@@ -475,7 +478,8 @@ export const makeFactory: Effect.Effect<
         inject,
         cancel,
         status: SubscriptionRef.get(status),
-        statusChanges: status.changes,
+        // built when read: the stream's structure is a few KB, per idle agent (issue 20)
+        statusChanges: Stream.suspend(() => status.changes),
         whenIdle,
         events: session.changes,
         dispose,
@@ -530,10 +534,19 @@ export const makeFactory: Effect.Effect<
       // L-7: publish, session-start, then the driver
       yield* hooks.created.run(session.id, { agent })
       yield* hooks.sessionStart.run(session.id, { agent, source: acquired.source })
-      driver = yield* Effect.forkScoped(outsideSpan(
-        Effect.locallyWith(Driver.run(runtime), driverFibers, (ids) => new Set([...ids, session.id])),
-        yield* Effect.option(Effect.currentSpan)
-      ))
+      // a daemon interrupted when the scope closes (what `forkScoped` does, without its observer that keeps the
+      // creating fiber alive as long as the driver runs: an agent made in a short-lived fiber, issue 20)
+      const span = yield* Effect.option(Effect.currentSpan)
+      const body = Effect.zipRight(
+        Effect.zipRight(outsideSpan(span), FiberRef.update(driverFibers, (ids) => new Set([...ids, session.id]))),
+        Driver.run(runtime)
+      )
+      driver = yield* Effect.uninterruptibleMask((restore) =>
+        Effect.tap(Effect.forkDaemon(restore(body)), (fiber) =>
+          Effect.addFinalizer(() =>
+            Effect.fiberIdWith((id) => Equal.equals(id, fiber.id()) ? Effect.void : Fiber.interrupt(fiber))
+          ))
+      )
       yield* Effect.addFinalizer(() => dispose)
       return agent
     })))

@@ -138,7 +138,9 @@ export const run = (rt: Runtime): Effect.Effect<void> =>
             yield* Queue.take(rt.wake)
             continue
           }
-          yield* Turn.run(rt, claimed.turn, claimed.batch)
+          // built inside `suspend`: the generator keeps its last yielded value until the next turn, and the
+          // turn's span wrapper (with its captured stack trace) would stay alive per idle agent (issue 20)
+          yield* Effect.suspend(() => Turn.run(rt, claimed.turn, claimed.batch))
           const disposed = yield* Ref.modify(rt.state, afterTurn)
           if (disposed) return
           const queued = (yield* Ref.get(rt.state)).inbox.queued.length

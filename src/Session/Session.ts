@@ -446,7 +446,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       })
     }
 
-    const reentrant = SessionErrors.make(
+    // made when it happens (an error made up front keeps its stack trace, and what it references, per session)
+    const reentrant = () => SessionErrors.make(
       "REENTRANT_APPEND",
       `S-10: session ${header.id}: append issued from inside another append's publication`,
       { sessionId: header.id }
@@ -643,7 +644,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       if (state.activePublications > 0) {
         return Effect.flatMap(FiberRef.get(publishing), (holder) =>
           holder.tokens.some((t) => t.owner === owner && t.active)
-            ? Effect.fail(reentrant)
+            ? Effect.failSync(reentrant)
             : persist === undefined
             ? locked(input)
             : throughOne(persist, input))
@@ -660,7 +661,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         if (batch.length === 0 && published >= state.length) return Effect.succeed([])
         if (state.activePublications === 0) return through(persist, batch)
         return Effect.flatMap(FiberRef.get(publishing), (holder) =>
-          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.fail(reentrant) : through(persist, batch))
+          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.failSync(reentrant) : through(persist, batch))
       }
       if (state.activePublications > 0 || state.holding || state.observers.length > 0) {
         return Effect.forEach(Array.from({ length: batch.length }, (_, i) => batch.input(i)), append)
@@ -724,7 +725,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
             state.observers = state.observers.filter((e) => e !== entry)
           })
         )),
-      changes: Stream.fromPubSub(pubsub),
+      // built when read: the stream's structure is a few KB, per live session (issue 20)
+      changes: Stream.suspend(() => Stream.fromPubSub(pubsub)),
       subscribe: PubSub.subscribe(pubsub)
     }
     return session

@@ -19,6 +19,7 @@ import type * as PlatformError from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 
 /**
@@ -69,7 +70,15 @@ export const make = (max: number): FilePool => {
   const idle = new Map<string, Handle>()
   let active = 0
 
-  const closeHandle = (h: Handle) => Scope.close(h.scope, Exit.void)
+  /**
+   * Closes a handle in a child fiber of its own (awaited, uninterruptibly). A scope's finalizer runs
+   * with the FiberRefs of the fiber that opened the file, and leaves their history (each FiberRef's
+   * stack of values) in the fiber that runs it. Closed inline by another session's fiber (an LRU
+   * eviction), every eviction would chain the opener's history onto the evicting driver's, which keeps
+   * the contexts (spans, services) of every turn of every agent so linked alive (issue 20).
+   */
+  const closeHandle = (h: Handle): Effect.Effect<void> =>
+    Effect.uninterruptible(Effect.asVoid(Effect.flatMap(Effect.fork(Scope.close(h.scope, Exit.void)), Fiber.await)))
 
   /** closes least recently used idle handles until one more descriptor fits */
   const makeRoom: Effect.Effect<void> = Effect.suspend(() => {

@@ -374,7 +374,7 @@ export const make = (
       return {
         describe: store.describe,
         tryInsert: (owner) => pooled("write lock", store.tryInsert(owner)),
-        read: pooled("read lock", store.read),
+        read: Effect.suspend(() => pooled("read lock", store.read)),
         removeIf: (token) => pooled("remove lock", store.removeIf(token))
       }
     }

@@ -252,7 +252,8 @@ export const fileStore = (fs: FileSystem.FileSystem, lockPath: string): Store =>
         )
       )
     },
-    read: readAt(lockPath),
+    // built when run: a store lives as long as the lock it guards (one per live session, issue 20)
+    read: Effect.suspend(() => readAt(lockPath)),
     removeIf: (token) =>
       Effect.gen(function*() {
         const tomb = path.join(path.dirname(lockPath), `${path.basename(lockPath)}.${randomToken()}.stale`)
