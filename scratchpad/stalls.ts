@@ -24,12 +24,15 @@ const obs = new PerformanceObserver((list) => {
 })
 obs.observe({ entryTypes: ["gc"] })
 const hr0 = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000
-const gaps: Array<{ at: number; gap: number }> = []
+const gaps: Array<{ at: number; gap: number; cpuMs: number }> = []
 let last = performance.now()
+let lastCpu = process.cpuUsage()
 const timer = setInterval(function probeTick() {
   const now = performance.now()
-  if (now - last > gapMs) gaps.push({ at: now, gap: now - last })
+  const cpu = process.cpuUsage()
+  if (now - last > gapMs) gaps.push({ at: now, gap: now - last, cpuMs: (cpu.user + cpu.system - lastCpu.user - lastCpu.system) / 1000 })
   last = now
+  lastCpu = cpu
 }, 10)
 const result = await probe({
   agents: Number(flag("agents", "100")),
@@ -48,6 +51,6 @@ for (const g of gaps) {
   const inGap = gcs.filter((c) => c.end > from && c.start < g.at)
   const gcMs = inGap.reduce((s, c) => s + Math.min(c.end, g.at) - Math.max(c.start, from), 0)
   gcTotal += gcMs
-  process.stderr.write(`at ${(from / 1000).toFixed(2)} s (hr ${Math.round(hr0 + from * 1000)} us): gap ${g.gap.toFixed(1)} ms, gc ${gcMs.toFixed(1)} ms (${inGap.map((c) => `${c.kind}:${(c.end - c.start).toFixed(1)}`).join(" ")})\n`)
+  process.stderr.write(`at ${(from / 1000).toFixed(2)} s (hr ${Math.round(hr0 + from * 1000)} us): gap ${g.gap.toFixed(1)} ms, process cpu ${g.cpuMs.toFixed(1)} ms, gc ${gcMs.toFixed(1)} ms (${inGap.map((c) => `${c.kind}:${(c.end - c.start).toFixed(1)}`).join(" ")})\n`)
 }
 process.stdout.write(`${JSON.stringify({ p99: result.eventLoopDelayP99Ms, gaps: gaps.length, gcMsInGaps: Math.round(gcTotal), gcCount: gcs.length, gcMsTotal: Math.round(gcs.reduce((s, c) => s + c.end - c.start, 0)) })}\n`)

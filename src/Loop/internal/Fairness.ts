@@ -33,7 +33,7 @@ import type * as Scheduler from "effect/Scheduler"
  * @since 0.2.0
  * @category constants
  */
-export const budgetMs = 8
+export const budgetMs = 4
 
 /**
  * Operations a fiber on {@link scheduler} runs before it goes back to the queue (Effect's default is
@@ -124,19 +124,23 @@ class FairScheduler implements Scheduler.Scheduler {
     }
   }
 
+  /**
+   * One round: the tasks queued when it starts, in order, until the budget is spent (tasks they schedule
+   * wait for the next round, as with Effect's default scheduler, so promise callbacks run in between).
+   */
   private readonly run = (): void => {
     this.state = RUNNING
-    const queue = this.queue
+    const round = this.queue
+    this.queue = []
     let i = 0
     try {
-      // tasks scheduled meanwhile join the same queue: round-robin until the budget is spent
-      while (i < queue.length) {
-        const task = queue[i++]!
+      while (i < round.length) {
+        const task = round[i++]!
         task()
         if (due()) break
       }
     } finally {
-      this.queue = i === queue.length ? [] : queue.slice(i)
+      if (i < round.length) this.queue = round.slice(i).concat(this.queue)
       this.state = IDLE
       if (this.queue.length > 0) this.schedule()
     }
