@@ -85,6 +85,7 @@ import * as Driver from "./Driver.js"
 import type { HookContext } from "./HookContext.js"
 import * as Hooks from "./Hooks.js"
 import * as Inbox from "./Inbox.js"
+import * as Fairness from "./internal/Fairness.js"
 import * as Runtime from "./internal/Runtime.js"
 import * as Sessions from "./internal/Sessions.js"
 import * as StepSignal from "./StepSignal.js"
@@ -226,13 +227,14 @@ export class AgentFactory extends Context.Tag("effect-harness/Loop/AgentFactory"
 /**
  * Runs an agent's creation in its own child of the caller's scope: when creation fails (or is
  * interrupted) the child closes at once, releasing the session and its lock and undoing every
- * registration; on success it lives as long as the caller's scope.
+ * registration; on success it lives as long as the caller's scope. Creation runs on the loop's fair
+ * scheduler, so a burst of concurrent creations leaves the event loop its turns.
  */
 const inOwnScope = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
   Effect.flatMap(Effect.scope, (outer) =>
     Effect.flatMap(Scope.fork(outer, ExecutionStrategy.sequential), (own) =>
       Effect.onExit(
-        Scope.extend(create, own),
+        Scope.extend(Fairness.fair(create), own),
         (exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)
       )))
 

@@ -22,6 +22,7 @@ import * as Ref from "effect/Ref"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as Hooks from "./Hooks.js"
 import * as Inbox from "./Inbox.js"
+import * as Fairness from "./internal/Fairness.js"
 import type { AgentState, Runtime } from "./internal/Runtime.js"
 import * as Turn from "./Turn.js"
 
@@ -112,7 +113,7 @@ const afterTurn = (s: AgentState): readonly [boolean, AgentState] => {
  * @category internals
  */
 export const run = (rt: Runtime): Effect.Effect<void> =>
-  Effect.gen(function*() {
+  Fairness.fair(Effect.gen(function*() {
     for (;;) {
       const decision = yield* Ref.modify(rt.state, decide)
       switch (decision._tag) {
@@ -148,4 +149,4 @@ export const run = (rt: Runtime): Effect.Effect<void> =>
         }
       }
     }
-  })
+  }))

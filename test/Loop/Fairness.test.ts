@@ -11,6 +11,11 @@ const longReply = (n: number): Scripted.Reply => [
   Scripted.finish("stop")
 ]
 
+const AGENTS = 100
+const REPLY_CHUNKS = 200
+/** `w0 w1 … `: every delta is three characters */
+const REPLY_TEXT_LENGTH = REPLY_CHUNKS * 3
+
 describe("event-loop fairness while streaming (issue 20)", () => {
   it.live("a 10 ms timer of the host keeps firing during a flat-out stream", () =>
     Effect.gen(function*() {
@@ -27,4 +32,36 @@ describe("event-loop fairness while streaming (issue 20)", () => {
       // bounded, not a speed assertion: a stream that takes more than 50 ms must let a 10 ms timer run at least once
       if (elapsed > 50) expect(ticks).toBeGreaterThan(0)
     }).pipe(Effect.scoped, Effect.provide(TestKit.layer({ script: [longReply(5_000)] }))), 120_000)
+
+  // Many agents at once: every waiter of the event loop shares one turn and one budget. With a clock per waiter
+  // (each resumed stream got a fresh budget), N parked streams ran N budgets back to back before a timer could
+  // fire: ~N × 8 ms per event-loop turn. The bound is generous (a loaded machine, GC pauses), not a speed check.
+  it.live("a 10 ms timer of the host keeps firing while 100 agents stream flat out", () =>
+    Effect.gen(function*() {
+      const agents = yield* Effect.forEach(Array.from({ length: AGENTS }), () => TestKit.agent())
+      let last = performance.now()
+      let worst = 0
+      let ticks = 0
+      const timer = setInterval(() => {
+        const now = performance.now()
+        worst = Math.max(worst, now - last)
+        last = now
+        ticks++
+      }, 10)
+      const started = performance.now()
+      try {
+        yield* Effect.forEach(agents, (t) => t.prompt("go"), { concurrency: "unbounded", discard: true })
+      } finally {
+        clearInterval(timer)
+      }
+      const ended = performance.now()
+      worst = Math.max(worst, ended - last)
+      if (ended - started > 100) expect(ticks).toBeGreaterThan(0)
+      expect(worst).toBeLessThan(600)
+      // every agent got its whole reply
+      for (const t of agents) expect((yield* t.texts)[0]?.length).toBe(REPLY_TEXT_LENGTH)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(TestKit.layer({ script: Array.from({ length: AGENTS }, () => longReply(REPLY_CHUNKS)) }))
+    ), 120_000)
 })

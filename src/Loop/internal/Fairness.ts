@@ -1,35 +1,72 @@
 /**
- * Event-loop fairness while streaming (issue 20). A model stream that delivers chunks as fast as they can be
- * handled keeps the loop's fiber busy in microtasks: Node's timers and I/O of everything else in the process (an
- * HTTP server, heartbeats, other agents' sockets) would wait until the stream ends. The loop therefore yields to
- * the Node event loop (a macrotask, `setImmediate`) when {@link budgetMs} passed since the process last got one,
- * checked once per chunk batch: one `performance.now()` per batch when nothing is due. The clock is shared by
- * every stream in the process, so with many agents streaming at once they all park together and the event loop
- * turns (a per-stream clock lets the others keep it busy).
+ * Event-loop fairness while agents run (issue 20). Effect's default scheduler runs fiber tasks in
+ * microtasks and falls back to a timer only after 2,048 rounds per fiber, so many busy fibers (agents
+ * streaming flat out, write completions resuming many fibers at once, a burst of turn starts) keep the
+ * main thread in one microtask drain: Node's timers and I/O of everything else in the process (an HTTP
+ * server, heartbeats, other agents' sockets) wait.
+ *
+ * Two parts share one process-wide clock ({@link due}: {@link budgetMs} passed since the event loop last
+ * got a turn, as far as this module knows):
+ *
+ * - {@link scheduler}: the scheduler the agent loop's fibers run on. Tasks run in FIFO order in a
+ *   microtask while the budget lasts; once it is spent the rest waits for the next event-loop turn (one
+ *   shared `setImmediate`, after which timers and I/O callbacks get their chance) and runs there with a
+ *   fresh budget. Fibers yield to it every {@link maxOpsBeforeYield} operations, so one fiber that never
+ *   suspends is cut into tasks too. One `performance.now()` per task.
+ * - {@link due} / {@link yieldNow}: a hot loop (the chunk consumer) checks once per batch and parks until
+ *   the next turn, whatever scheduler its fiber runs on.
+ *
+ * Every waiter of a turn shares the one `setImmediate`, and the clock is refreshed once per turn: each
+ * party gets a slice of the same budget instead of its own (a per-waiter clock lets N waiters run N
+ * budgets back to back in one check phase).
  *
  * @since 0.2.0
  */
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import type * as Scheduler from "effect/Scheduler"
 
 /**
- * Streaming time after which the loop lets the event loop run (milliseconds).
+ * Main-thread time after which the loop lets the event loop run (milliseconds).
  *
  * @since 0.2.0
  * @category constants
  */
-export const budgetMs = 8
+export const budgetMs = 4
 
-/** When the event loop last got a turn, as far as the streams know (shared by every stream in the process). */
+/**
+ * Operations a fiber on {@link scheduler} runs before it goes back to the queue (Effect's default is
+ * 2,048, read from a fiber ref on every operation; a constant here).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const maxOpsBeforeYield = 2048
+
+/** When the event loop last got a turn, as far as this module knows (shared by the whole process). */
 let lastTurn = performance.now()
 
-/** Resumes on the next event-loop turn (after timers and I/O callbacks get their chance). */
-const macrotask: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => {
-    lastTurn = performance.now()
-    resume(Effect.void)
-  })
-  return Effect.sync(() => clearImmediate(handle))
-})
+/** Callbacks waiting for the next turn, and the one `setImmediate` that runs them. */
+let waiting: Set<() => void> = new Set()
+let armed = false
+
+const turn = (): void => {
+  armed = false
+  lastTurn = performance.now()
+  const ready = waiting
+  waiting = new Set()
+  for (const f of ready) f()
+}
+
+/** Runs `f` on the next event-loop turn (one shared `setImmediate` for every waiter). */
+const onNextTurn = (f: () => void): void => {
+  waiting.add(f)
+  if (!armed) {
+    armed = true
+    setImmediate(turn)
+  }
+}
 
 /**
  * `true` when {@link budgetMs} passed since the event loop last got a turn: the caller should yield
@@ -41,9 +78,90 @@ const macrotask: Effect.Effect<void> = Effect.async<void>((resume) => {
 export const due = (): boolean => performance.now() - lastTurn >= budgetMs
 
 /**
- * Resumes on the next event-loop turn (after timers and I/O callbacks get their chance).
+ * Resumes on the next event-loop turn (after timers and I/O callbacks get their chance), together with
+ * every other waiter of that turn.
  *
  * @since 0.2.0
  * @category utils
  */
-export const yieldNow: Effect.Effect<void> = macrotask
+export const yieldNow: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const f = () => resume(Effect.void)
+  onNextTurn(f)
+  return Effect.sync(() => {
+    waiting.delete(f)
+  })
+})
+
+const IDLE = 0
+const MICRO = 1
+const TURN = 2
+const RUNNING = 3
+
+/**
+ * The time-budgeted scheduler (see the module doc). Task priorities are not ordered: tasks run in the
+ * order they were scheduled.
+ */
+class FairScheduler implements Scheduler.Scheduler {
+  private queue: Array<Scheduler.Task> = []
+  private state: typeof IDLE | typeof MICRO | typeof TURN | typeof RUNNING = IDLE
+
+  shouldYield(fiber: Fiber.RuntimeFiber<unknown, unknown>): number | false {
+    return fiber.currentOpCount > maxOpsBeforeYield ? fiber.getFiberRef(FiberRef.currentSchedulingPriority) : false
+  }
+
+  scheduleTask(task: Scheduler.Task): void {
+    this.queue.push(task)
+    if (this.state === IDLE) this.schedule()
+  }
+
+  private schedule(): void {
+    if (due()) {
+      this.state = TURN
+      onNextTurn(this.run)
+    } else {
+      this.state = MICRO
+      queueMicrotask(this.run)
+    }
+  }
+
+  /**
+   * One round: the tasks queued when it starts, in order, until the budget is spent (tasks they schedule
+   * wait for the next round, as with Effect's default scheduler, so promise callbacks run in between).
+   */
+  private readonly run = (): void => {
+    this.state = RUNNING
+    const round = this.queue
+    this.queue = []
+    let i = 0
+    try {
+      while (i < round.length) {
+        const task = round[i++]!
+        task()
+        if (due()) break
+      }
+    } finally {
+      if (i < round.length) this.queue = round.slice(i).concat(this.queue)
+      this.state = IDLE
+      if (this.queue.length > 0) this.schedule()
+    }
+  }
+}
+
+/**
+ * The scheduler the agent loop runs its fibers on (`Effect.withScheduler`): fiber tasks run in
+ * microtasks while the process-wide budget lasts, then wait for the next event-loop turn. Shared by
+ * every agent in the process.
+ *
+ * @since 0.2.0
+ * @category schedulers
+ */
+export const scheduler: Scheduler.Scheduler = new FairScheduler()
+
+/**
+ * Runs `self` (and every fiber it forks) on {@link scheduler}.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const fair = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withScheduler(self, scheduler)
