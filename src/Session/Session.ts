@@ -131,8 +131,9 @@ export interface Session {
   /**
    * Immutable snapshot of the events held in memory, in seq order: every event except the
    * `assistant/chunk` events a store-backed session dropped once their `assistant/message` was
-   * persisted (decision 0017). Never reads the backend: for readers of the recent non-chunk
-   * history (the current turn's messages, results and decisions).
+   * persisted (decision 0017); such a message is held without its `sourceEventSeqs` (decision
+   * 0020). Never reads the backend: for readers of the recent non-chunk history (the current
+   * turn's messages, results and decisions).
    */
   readonly heldEvents: Effect.Effect<ReadonlyArray<SessionEvent>>
   /** The seq the next append will get. */
@@ -249,6 +250,8 @@ interface State {
   length: number
   /** how many chunk events were dropped from memory (all below `scanned`) */
   dropped: number
+  /** how many held `assistant/message` events were slimmed (their `sourceEventSeqs` left to the stored log) */
+  slimmed: number
   /** events below this seq were looked at for dropping */
   scanned: number
   readonly surface: Surface.State
@@ -337,6 +340,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       log: seeded.slice(),
       length: seeded.length,
       dropped: 0,
+      slimmed: 0,
       scanned: 0,
       surface,
       requestHeader: RequestHeader.foldRequestHeader(seeded),
@@ -507,18 +511,32 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
      * published since the last call (they are all in the stored log now). Cited seqs are below
      * the citing event's seq, so everything at or above `scanned` is still in `log`.
      */
+    /** the held messages that left their `sourceEventSeqs` to the stored log (`events` reads them back) */
+    const slimEvents = new WeakSet<SessionEvent>()
     const dropPersistedChunks = (): void => {
       if (stored === undefined) return
       let cited: Set<number> | undefined
       let lowest = Infinity
       for (let seq = state.scanned; seq < published; seq++) {
-        const event = state.log[seq - state.dropped] as SessionEvent
+        const at = seq - state.dropped
+        const event = state.log[at] as SessionEvent
         if (event.type !== "assistant/message" || event.sourceEventSeqs === undefined) continue
         for (const s of event.sourceEventSeqs) {
           if (cited === undefined) cited = new Set()
           cited.add(s)
           if (s < lowest) lowest = s
         }
+        if (event.sourceEventSeqs.length === 0) continue
+        // the citations are in the stored log too: held (and on the surface) without them, 8 bytes a chunk
+        const { sourceEventSeqs: _cited, ...rest } = event
+        const slim = Object.freeze(rest) as SessionEvent
+        slimEvents.add(slim)
+        state.log[at] = slim
+        const node = state.surface.positions.get(seq)
+        if (node !== undefined && state.surface.nodes[node] === event) state.surface.nodes[node] = slim
+        state.slimmed++
+        state.surfaceSnapshot = undefined
+        state.eventsSnapshot = undefined
       }
       state.scanned = published
       if (cited === undefined) return
@@ -550,13 +568,16 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
           let h = 0
           for (let seq = 0; seq < length; seq++) {
             const mine = held[h]
-            if (mine !== undefined && mine.seq === seq) {
-              out[seq] = mine
-              h++
-              continue
-            }
             const back = all[seq]
-            if (back === undefined || back.seq !== seq || back.type !== "assistant/chunk") {
+            if (mine !== undefined && mine.seq === seq) {
+              h++
+              if (!slimEvents.has(mine)) {
+                out[seq] = mine
+                continue
+              }
+            }
+            const expected = mine !== undefined && mine.seq === seq ? mine.type : "assistant/chunk"
+            if (back === undefined || back.seq !== seq || back.type !== expected) {
               return Effect.fail(SessionErrors.make(
                 "CORRUPT_LOG",
                 `session ${header.id}: event #${seq} is no longer in memory and the stored log does not hold it`,
@@ -684,7 +705,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       appendAll: (inputs) => Effect.suspend(() => appendAll(inputsBatch(inputs))),
       appendChunks: (turn, step, chunks) => Effect.suspend(() => appendAll(chunksBatch(turn, step, chunks))),
       events: Effect.suspend(() =>
-        state.dropped === 0 || stored === undefined
+        (state.dropped === 0 && state.slimmed === 0) || stored === undefined
           ? Effect.succeed(state.eventsSnapshot ??= Object.freeze(state.log.slice()))
           : readBack(stored)
       ),

@@ -102,9 +102,20 @@ describe.each(backends)("bounded memory over $name (issue 20, 0017)", ({ open })
       const again = yield* session.events
       expect(again.length).toBe(all.length)
       expect(again.filter((e) => e.type === "assistant/chunk").length).toBe(3 * 202)
-      // what is held: every event but the dropped chunks, in seq order, without a read of the log
+      // what is held: every event but the dropped chunks, in seq order, without a read of the log;
+      // a persisted message without its citations (they are in the stored log: `events` has them)
       const held = yield* session.heldEvents
-      expect(held).toEqual(all.filter((e) => e.type !== "assistant/chunk"))
+      const slim = (e: SessionEvent): SessionEvent => {
+        if (e.type !== "assistant/message") return e
+        const { sourceEventSeqs: _cited, ...rest } = e
+        return rest as SessionEvent
+      }
+      expect(held).toEqual(all.filter((e) => e.type !== "assistant/chunk").map(slim))
+      expect(all.filter((e) => e.type === "assistant/message").every((e) => e.sourceEventSeqs?.length === 202)).toBe(true)
+      // the surface holds the same slim messages; what it projects is unchanged
+      const surface = yield* session.surface
+      expect(surface.nodes.filter((e) => e.type === "assistant/message").every((e) => e.sourceEventSeqs === undefined)).toBe(true)
+      expect(yield* session.deriveMessages).toEqual(messages)
     }))
 
   it.scopedLive("[S-3] chunks of an open step stay in memory until its message is persisted", () =>
