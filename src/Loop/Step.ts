@@ -322,7 +322,9 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     yield* Ref.update(rt.instance, (i) => ({ ...i, requested: true }))
     const request: GenerateOptions = deepFreeze({
       ...config,
-      messages: [...prefix, ...boundary],
+      // the boundary's messages are the session's deeply frozen projections: only the prefix (frozen
+      // once, it is cached per instance) and the new array need freezing, not a walk of the history
+      messages: Object.freeze([...deepFreeze(prefix), ...boundary]),
       ...(header.system === undefined ? {} : { system: header.system }),
       ...(header.tools === undefined ? {} : { tools: header.tools }),
       sessionId: rt.session.id

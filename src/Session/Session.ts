@@ -37,6 +37,11 @@
  *   stay committed in memory and unpublished, and are published after the next successful
  *   `persist` (which retries them); an empty `appendAll` is such a retry when events await one.
  *   Without `persist`, commit and publication are as above.
+ * - Synchronous write-through (issue 20, decision 0022; `persistNow` option): with no observer to
+ *   run, a batch is committed, written through `persistNow` and offered to `changes` in one
+ *   synchronous step. When the backend cannot write now, the committed events are a backlog that
+ *   the same call persists and publishes under the lock (an interruption in between leaves it to
+ *   the next append or flush: nothing is lost, the order holds).
  * - The log state is a single-writer mutable structure owned by the session, mutated only in
  *   synchronous sections under the append discipline above; readers get frozen snapshots. (A
  *   `Ref` of immutable arrays would cost O(n) per append.)
@@ -45,7 +50,8 @@
  *   (`sourceEventSeqs`) are dropped from memory; the log on disk keeps them. `events` then reads
  *   the stored log back (`stored`) and fills them in, so it returns exactly what it returned
  *   before, and may fail with the backend's error. Surface, messages, turn numbers and headers
- *   never needed chunks, so they are unchanged.
+ *   never needed chunks, so they are unchanged. The message itself is then held without its
+ *   `sourceEventSeqs` (decision 0020), which `events` reads back too.
  *
  * @since 0.1.0
  */
@@ -658,6 +664,52 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const fast = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
       Effect.clockWith((clock) => commit(input, clock.unsafeCurrentTimeMillis()))
 
+    /**
+     * The streaming hot path (issue 20): with nothing in the way (lock free, no publication, no
+     * observer, no backlog) commit, persist through `persistNow` and publish in one synchronous
+     * step, without taking the lock. When the backend answers "later" the committed events are a
+     * backlog that an empty batch (a flush point) persists and publishes under the lock, in this
+     * same call; if that is interrupted first, the next append or flush does it (nothing is lost,
+     * observers still see seq order).
+     */
+    const nowOrBacklog = (batch: Batch): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> =>
+      Effect.clockWith((clock) => {
+        const out: Array<SessionEvent> = []
+        let failure: SessionError | undefined
+        for (let i = 0; i < batch.length; i++) {
+          const r = batch.commit(i, clock.unsafeCurrentTimeMillis())
+          if (Either.isLeft(r)) {
+            failure = r.left
+            break
+          }
+          out.push(r.right)
+        }
+        const settled = failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
+        if (out.length === 0) return settled
+        const now = (persistNow as () => AppendNow)()
+        if (now === "written") {
+          while (published < state.length) Queue.unsafeOffer(pubsub, state.log[published++ - state.dropped] as SessionEvent)
+          dropPersistedChunks()
+          return settled
+        }
+        if (now === "later") return Effect.zipRight(backlogThrough(persist as Effect.Effect<void, SessionError>), settled)
+        return Effect.fail(now)
+      })
+
+    /** Takes the lock and persists then publishes the backlog (nothing to do when another append did). */
+    const backlogThrough = (p: Effect.Effect<void, SessionError>): Effect.Effect<void, SessionError> =>
+      Effect.uninterruptibleMask((restore) => {
+        const run = Effect.ensuring(
+          Effect.suspend(() => (published >= state.length ? Effect.void : persistAndPublish(p))),
+          releaseLock
+        )
+        if (!state.holding) {
+          state.holding = true
+          return run
+        }
+        return Effect.zipRight(restore(waitForLock), run)
+      })
+
     const throughOne = (p: Effect.Effect<void, SessionError>, input: AppendInput) =>
       Effect.map(through(p, inputsBatch([input])), (out) => out[0] as SessionEvent)
 
@@ -677,6 +729,12 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     // The fast path over a batch: the same conditions hold for the whole synchronous loop (no
     // observer can register and no append can start while it runs).
     const appendAll = (batch: Batch): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> => {
+      if (
+        persistNow !== undefined && batch.length > 0 && !state.holding && state.activePublications === 0 &&
+        state.observers.length === 0 && published >= state.length
+      ) {
+        return nowOrBacklog(batch)
+      }
       if (persist !== undefined) {
         // an empty batch is a flush point: it retries an unsaved backlog and publishes it
         if (batch.length === 0 && published >= state.length) return Effect.succeed([])
