@@ -596,22 +596,30 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         })
       })
 
+    /** Commits the batch in order up to its first invalid input (which fails it; earlier ones stay committed). */
+    const commitAll = (batch: Batch, clock: Clock.Clock): { readonly out: Array<SessionEvent>; readonly failure: SessionError | undefined } => {
+      const out: Array<SessionEvent> = []
+      for (let i = 0; i < batch.length; i++) {
+        const r = batch.commit(i, clock.unsafeCurrentTimeMillis())
+        if (Either.isLeft(r)) return { out, failure: r.left }
+        out.push(r.right)
+      }
+      return { out, failure: undefined }
+    }
+
+    /** After a synchronous write: offers every unpublished event to `changes` (no observer to run), drops persisted chunks. */
+    const publishWritten = (): void => {
+      while (published < state.length) Queue.unsafeOffer(pubsub, state.log[published++ - state.dropped] as SessionEvent)
+      dropPersistedChunks()
+    }
+
     /** Under the lock (held on entry): commit each input, persist, publish; releases the lock. */
     const underLockThrough = (
       p: Effect.Effect<void, SessionError>,
       batch: Batch
     ): Effect.Effect<Array<SessionEvent>, SessionError> =>
       Effect.clockWith((clock) => {
-        const out: Array<SessionEvent> = []
-        let failure: SessionError | undefined
-        for (let i = 0; i < batch.length; i++) {
-          const r = batch.commit(i, clock.unsafeCurrentTimeMillis())
-          if (Either.isLeft(r)) {
-            failure = r.left
-            break
-          }
-          out.push(r.right)
-        }
+        const { failure, out } = commitAll(batch, clock)
         if (out.length === 0 && published >= state.length) {
           release()
           return failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
@@ -621,10 +629,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         if (persistNow !== undefined && state.observers.length === 0) {
           const now = persistNow()
           if (now !== "later") {
-            if (now === "written") {
-              while (published < state.length) Queue.unsafeOffer(pubsub, state.log[published++ - state.dropped] as SessionEvent)
-              dropPersistedChunks()
-            }
+            if (now === "written") publishWritten()
             release()
             if (now !== "written") return Effect.fail(now)
             return failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
@@ -674,22 +679,12 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
      */
     const nowOrBacklog = (batch: Batch): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> =>
       Effect.clockWith((clock) => {
-        const out: Array<SessionEvent> = []
-        let failure: SessionError | undefined
-        for (let i = 0; i < batch.length; i++) {
-          const r = batch.commit(i, clock.unsafeCurrentTimeMillis())
-          if (Either.isLeft(r)) {
-            failure = r.left
-            break
-          }
-          out.push(r.right)
-        }
+        const { failure, out } = commitAll(batch, clock)
         const settled = failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
         if (out.length === 0) return settled
         const now = (persistNow as () => AppendNow)()
         if (now === "written") {
-          while (published < state.length) Queue.unsafeOffer(pubsub, state.log[published++ - state.dropped] as SessionEvent)
-          dropPersistedChunks()
+          publishWritten()
           return settled
         }
         if (now === "later") return Effect.zipRight(backlogThrough(persist as Effect.Effect<void, SessionError>), settled)
