@@ -897,7 +897,7 @@ export const make = (
      * `append.now` (issue 20): a batch of a held, stored log whose descriptor is open and idle,
      * with no operation of the session in flight and nothing to fsync, written by one synchronous
      * `write`. A failed write is taken back (truncated) and answered `"later"`: the effectful path
-     * writes it again and reports what fails, in one place.
+     * writes it again and reports what fails, in one place (a failed truncation is reported here).
      */
     const appendNow = (id: SessionId, events: ReadonlyArray<SessionEvent>, options?: AppendOptions): AppendNow => {
       if (events.length === 0) return "written"
@@ -918,9 +918,12 @@ export const make = (
         while (written < bytes.byteLength) written += NodeFs.writeSync(fd, bytes, written)
       } catch {
         try {
+          // drop whatever part of the batch reached the file (D-9), then let the effectful path
+          // write it again and report what fails
           NodeFs.ftruncateSync(fd, before)
-        } catch {
-          // the effectful path truncates again before it writes
+        } catch (truncate) {
+          // the file may keep a partial batch: say so now rather than write after it
+          return saveFailed(entry.path, "truncate a failed append to", id)(truncate)
         }
         return "later"
       }
