@@ -21,6 +21,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { bundleOptions } from "../test/support/Cli.js"
 import { median, report } from "./Bench.js"
 
 const RUNS = 11
@@ -35,19 +36,8 @@ const build = async (outfile: string, withTui: boolean): Promise<void> => {
       b.onLoad({ filter: /.*/, namespace: "stub" }, () => ({ contents: "export const run = () => { throw new Error('stub') }" }))
     }
   }
-  await esbuild.build({
-    absWorkingDir: root,
-    entryPoints: ["src/Cli/main.ts"],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    logLevel: "warning",
-    external: ["better-sqlite3"],
-    outfile,
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-    plugins: withTui ? [] : [stub]
-  })
+  // the `bundle` script's options (the ones spawned-CLI tests use), with the TUI stubbed out or not
+  await esbuild.build({ ...bundleOptions(outfile), plugins: withTui ? [] : [stub] })
 }
 
 // CPU time (ms) of this process's reaped children: cutime + cstime (fields 16, 17; 100 ticks/s)

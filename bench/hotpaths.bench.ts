@@ -23,7 +23,6 @@
  *   ≤ 1.3 / ≤ 2. `hotpaths/jsonl-write/100k`: the write path as it is (one fsync'd append per
  *   turn) × plain `fs` (append + fsync per turn on one open file). Target ≤ 2.
  */
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -39,9 +38,10 @@ import * as Message from "../src/Llm/Message.js"
 import type * as StreamChunk from "../src/Llm/StreamChunk.js"
 import * as Jsonl from "../src/Session/persistence/Jsonl.js"
 import * as Session from "../src/Session/Session.js"
-import type { AppendInput, SessionEvent } from "../src/Session/SessionEvent.js"
+import type { AppendInput } from "../src/Session/SessionEvent.js"
 import * as FakeProvider from "../test/support/FakeProvider.js"
 import { bigLog, header } from "../test/support/sessionLog.js"
+import { jsonlBackend, turns as turnBatches } from "./Backends.js"
 import { report } from "./Bench.js"
 
 const RUNS = 3
@@ -366,17 +366,11 @@ const jsonlRows = async () => {
   try {
     const events = bigLog(N)
     const head = header(id, "/bench")
-    const backend = Jsonl.make({ root }).pipe(Effect.provide(NodeFileSystem.layer))
-    // write: one fsync'd append per turn (as the flush at each turn end does)
-    const turns: Array<ReadonlyArray<SessionEvent>> = []
-    let start = 0
-    events.forEach((e, i) => {
-      if (e.type === "turn/end") {
-        turns.push(events.slice(start, i + 1))
-        start = i + 1
-      }
-    })
-    if (start < events.length) turns.push(events.slice(start))
+    const backend = jsonlBackend(root)
+    // write: one fsync'd append per turn (as the flush at each turn end does), then the open tail
+    const turns = turnBatches(events)
+    const cut = turns.reduce((n, t) => n + t.length, 0)
+    if (cut < events.length) turns.push(events.slice(cut))
     let round_ = 0
     const writeOurs = () =>
       Effect.runPromise(Effect.scoped(Effect.gen(function*() {

@@ -15,10 +15,8 @@
  *   backend had open at once (its pool, default size) against the number of live sessions.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as fsp from "node:fs/promises"
 import * as os from "node:os"
@@ -26,46 +24,19 @@ import * as path from "node:path"
 import type { SessionId } from "../src/Llm/Message.js"
 import * as Jsonl from "../src/Session/persistence/Jsonl.js"
 import * as Records from "../src/Session/persistence/Records.js"
-import * as Sqlite from "../src/Session/persistence/Sqlite.js"
 import * as Session from "../src/Session/Session.js"
 import type { AppendInput, SessionEvent } from "../src/Session/SessionEvent.js"
 import type { Service } from "../src/Session/SessionPersistence.js"
 import { SessionPersistence } from "../src/Session/SessionPersistence.js"
 import * as SessionStore from "../src/Session/SessionStore.js"
 import { bigLog, header } from "../test/support/sessionLog.js"
+import { jsonlBackend, round, sqliteBackend, time, turns, withBackend } from "./Backends.js"
 import { median, report } from "./Bench.js"
 
 const N = 100_000
 const WT_N = 20_000
 const RUNS = 3
 const FD_SESSIONS = 200
-
-const turns = (events: ReadonlyArray<SessionEvent>): Array<ReadonlyArray<SessionEvent>> => {
-  const out: Array<ReadonlyArray<SessionEvent>> = []
-  let start = 0
-  events.forEach((e, i) => {
-    if (e.type === "turn/end") {
-      out.push(events.slice(start, i + 1))
-      start = i + 1
-    }
-  })
-  return out
-}
-
-const jsonlBackend = (root: string) => Jsonl.make({ root }).pipe(Effect.provide(NodeFileSystem.layer))
-const sqliteBackend = (filename: string) =>
-  Effect.flatMap(Layer.build(SqliteClient.layer({ filename })), (ctx) => Sqlite.make({ filename }).pipe(Effect.provide(ctx)))
-
-const withBackend = <A>(open: Effect.Effect<Service, unknown, Scope.Scope>, f: (p: Service) => Effect.Effect<A, unknown, Scope.Scope>) =>
-  Effect.runPromise(Effect.scoped(Effect.flatMap(open, f)))
-
-const time = async (f: () => Promise<unknown>): Promise<number> => {
-  const t0 = performance.now()
-  await f()
-  return performance.now() - t0
-}
-
-const round = (x: number) => Math.round(x * 10) / 10
 
 const inputOf = (e: SessionEvent): AppendInput => {
   const { seq: _seq, time: _time, ...input } = e

@@ -20,10 +20,7 @@
  * Load timings interleave baseline, JSONL and SQLite runs (median of each), so that load from other
  * processes on the machine hits all three alike.
  */
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as esbuild from "esbuild"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -34,7 +31,6 @@ import { fileURLToPath } from "node:url"
 import type { SessionId } from "../src/Llm/Message.js"
 import * as Jsonl from "../src/Session/persistence/Jsonl.js"
 import * as Records from "../src/Session/persistence/Records.js"
-import * as Sqlite from "../src/Session/persistence/Sqlite.js"
 import type { SessionEvent } from "../src/Session/SessionEvent.js"
 import * as Session from "../src/Session/Session.js"
 import type { AppendInput } from "../src/Session/SessionEvent.js"
@@ -42,31 +38,12 @@ import type { Service } from "../src/Session/SessionPersistence.js"
 import { SessionPersistence } from "../src/Session/SessionPersistence.js"
 import * as SessionStore from "../src/Session/SessionStore.js"
 import { bigLog, header } from "../test/support/sessionLog.js"
+import { jsonlBackend, round, sqliteBackend, time, turns, withBackend } from "./Backends.js"
 import { median, report } from "./Bench.js"
 
 const N = 100_000
 const ID = "bench-100k" as SessionId
 const CHILD_ENV = "PERSISTENCE_BENCH_CHILD"
-
-/** One batch per turn (split after every `turn/end`). */
-const turns = (events: ReadonlyArray<SessionEvent>): Array<ReadonlyArray<SessionEvent>> => {
-  const out: Array<ReadonlyArray<SessionEvent>> = []
-  let start = 0
-  events.forEach((e, i) => {
-    if (e.type === "turn/end") {
-      out.push(events.slice(start, i + 1))
-      start = i + 1
-    }
-  })
-  return out
-}
-
-const jsonlBackend = (root: string) => Jsonl.make({ root }).pipe(Effect.provide(NodeFileSystem.layer))
-const sqliteBackend = (filename: string) =>
-  Effect.flatMap(Layer.build(SqliteClient.layer({ filename })), (ctx) => Sqlite.make({ filename }).pipe(Effect.provide(ctx)))
-
-const withBackend = <A>(open: Effect.Effect<Service, unknown, import("effect/Scope").Scope>, f: (p: Service) => Effect.Effect<A, unknown>) =>
-  Effect.runPromise(Effect.scoped(Effect.flatMap(open, f)))
 
 const baselineLoad = async (file: string): Promise<number> => {
   const text = await fsp.readFile(file, "utf8")
@@ -109,14 +86,6 @@ const memoryOf = (bundle: string, mode: string, location: string): { maxRssMB: n
   if (r.status !== 0) throw new Error(`memory child ${mode} failed: ${r.stderr}`)
   return JSON.parse(r.stdout) as { maxRssMB: number; heapUsedMB: number; kept: number }
 }
-
-const time = async (f: () => Promise<unknown>): Promise<number> => {
-  const t0 = performance.now()
-  await f()
-  return performance.now() - t0
-}
-
-const round = (x: number) => Math.round(x * 10) / 10
 
 /** events of the write-through comparison */
 const WT_N = 20_000

@@ -9,7 +9,6 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import * as Cli from "../support/Cli.js"
-import * as Wire from "../support/CliWire.js"
 import * as FakeProvider from "../support/FakeProvider.js"
 import * as OtlpDecode from "./OtlpDecode.js"
 
@@ -72,15 +71,7 @@ describe("OTLP export from the CLI (issue 19)", () => {
       writeFileSync(join(work, "README.md"), "# demo\n")
       const key = `sk-otel-5ecret-${Math.random().toString(36).slice(2)}`
       const fake = yield* FakeProvider.make({
-        replies: [
-          FakeProvider.status(429, { retryAfter: "0" }),
-          FakeProvider.sse(Wire.toolCall("deepseek", { id: "call_1", name: "ls", args: "{}", text: "Looking." }, {
-            input: 19,
-            output: 30,
-            cacheRead: 320
-          })),
-          FakeProvider.sse(Wire.text("deepseek", "A README.", { input: 7, output: 12, cacheRead: 480 }))
-        ]
+        replies: FakeProvider.retriedToolTurn("A README.")
       })
       const result = yield* Cli.runCli(["run", "--yes", "--provider", "deepseek", "--base-url", fake.url, "hello"], {
         cwd: work,

@@ -36,6 +36,7 @@ import { existsSync, readFileSync } from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
+import * as Wire from "./CliWire.js"
 
 /** One received request. Header names are lower-case; repeated headers are joined with ", ". */
 export interface RecordedRequest {
@@ -156,6 +157,16 @@ export const status = (
 
 /** Never answers. */
 export const stall = (): Reply => ({ _tag: "Stall" })
+
+/**
+ * A priced DeepSeek turn with a retry and a tool call: a 429 (`Retry-After: 0`), then a streamed
+ * `ls` call (19 in, 30 out, 320 cache reads), then `answer` (7 in, 12 out, 480 cache reads).
+ */
+export const retriedToolTurn = (answer: string): ReadonlyArray<Reply> => [
+  status(429, { retryAfter: "0" }),
+  sse(Wire.toolCall("deepseek", { id: "call_1", name: "ls", args: "{}", text: "Looking." }, { input: 19, output: 30, cacheRead: 320 })),
+  sse(Wire.text("deepseek", answer, { input: 7, output: 12, cacheRead: 480 }))
+]
 
 /** Sends the first `after` bytes of an SSE body, then nothing. */
 export const stallMidBody = (body: string | Uint8Array, after: number): Reply => ({

@@ -10,7 +10,6 @@ import { join } from "node:path"
 import * as SessionStats from "../../../src/Cli/commands/SessionStats.js"
 import type { SessionEvent } from "../../../src/Session/SessionEvent.js"
 import * as Cli from "../../support/Cli.js"
-import * as Wire from "../../support/CliWire.js"
 import * as FakeProvider from "../../support/FakeProvider.js"
 
 const TIMEOUT = 90_000
@@ -75,15 +74,7 @@ describe("sessions stats (issue 19)", () => {
       const work = yield* Cli.tempDir("harness-stats-ws-")
       writeFileSync(join(work, "notes.txt"), "hello\n")
       const fake = yield* FakeProvider.make({
-        replies: [
-          FakeProvider.status(429, { retryAfter: "0" }),
-          FakeProvider.sse(Wire.toolCall("deepseek", { id: "call_1", name: "ls", args: "{}", text: "Looking." }, {
-            input: 19,
-            output: 30,
-            cacheRead: 320
-          })),
-          FakeProvider.sse(Wire.text("deepseek", "There is notes.txt.", { input: 7, output: 12, cacheRead: 480 }))
-        ]
+        replies: FakeProvider.retriedToolTurn("There is notes.txt.")
       })
       const opts = { cwd: work, home, env: { DEEPSEEK_API_KEY: "sk-stats-test" } }
       const run = yield* Cli.runCli(["run", "--yes", "--json", "--provider", "deepseek", "--base-url", fake.url, "What is here?"], opts)

@@ -22,6 +22,13 @@ const reload = (root: string, id: string) =>
     Effect.map(p.load(id as SessionId), (l) => l.events))
 
 describe("Jsonl write path", () => {
+  it("[DEC-11] the default bound of open files is a quarter of the process limit, from 64 to 1,024", () => {
+    expect(Jsonl.defaultMaxOpenFiles(undefined)).toBe(Jsonl.DEFAULT_MAX_OPEN_FILES)
+    expect(Jsonl.defaultMaxOpenFiles(100)).toBe(64)
+    expect(Jsonl.defaultMaxOpenFiles(1024)).toBe(256)
+    expect(Jsonl.defaultMaxOpenFiles(20_000)).toBe(1024)
+  })
+
   it.scopedLive("[DEC-11,DEC-4] lock held: one open per log, one write per batch, no stat and no lock re-read; fsync only when asked", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-io-")
