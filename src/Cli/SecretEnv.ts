@@ -17,6 +17,9 @@
  *    (see `tools/internal/Scrub`). Those other variables stay in `process.env` (hooks may need
  *    them); the `bash` tool builds its environment from an allowlist instead.
  *
+ * 4. (issue 26) `0` is written to `/proc/self/coredump_filter`, so a core dump of the harness
+ *    carries no anonymous or file-backed memory: no heap, hence no key (see {@link dropCoreDumpMemory}).
+ *
  * Plain Node, no Effect runtime: it runs from the bin entry.
  *
  * @since 0.1.0
@@ -158,8 +161,35 @@ export const capture = (env: NodeJS.ProcessEnv = process.env): Captured => {
     : env === process.env && scrubEnvironBlock(present)
     ? "scrubbed"
     : "unavailable"
+  if (env === process.env) dropCoreDumpMemory()
   captured = { keys, secrets: [...values].map((v) => Redacted.make(v)), environBlock }
   return captured
+}
+
+/**
+ * Writes `0` to `/proc/self/coredump_filter` (Linux): a core dump of this process then holds no
+ * memory mappings, so no heap and no provider key. Where the file does not exist or cannot be
+ * written (not Linux, a read-only `/proc`), nothing is done and nothing is said; another failure
+ * is said in one stderr line. `false` when nothing was written.
+ * Node cannot call `prctl(PR_SET_DUMPABLE, 0)`, so the process stays dumpable and traceable by
+ * its user (see docs/security.md).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const dropCoreDumpMemory = (): boolean => {
+  try {
+    NodeFs.writeFileSync("/proc/self/coredump_filter", "0")
+    return true
+  } catch (e) {
+    const code = typeof e === "object" && e !== null && "code" in e ? e.code : undefined
+    if (code !== "ENOENT" && code !== "EACCES" && code !== "EPERM" && code !== "EROFS") {
+      process.stderr.write(
+        `effect-harness: cannot keep memory out of core dumps: ${e instanceof Error ? e.message : String(e)}\n`
+      )
+    }
+    return false
+  }
 }
 
 /**

@@ -41,8 +41,10 @@ import * as NodePath from "node:path"
 import * as ChildEnv from "./internal/ChildEnv.js"
 import { OutputCapture } from "./internal/OutputCapture.js"
 import type { Outcome } from "./internal/Outcome.js"
+import * as Placeholders from "./internal/Placeholders.js"
 import * as ProcessGroup from "./internal/ProcessGroup.js"
 import * as Sandbox from "./internal/Sandbox.js"
+import * as Unsandboxed from "./internal/Unsandboxed.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
@@ -157,6 +159,8 @@ export interface Options {
   readonly passEnv: ReadonlyArray<string>
   /** the sandbox policy */
   readonly sandbox: Sandbox.Policy
+  /** the host environment commands and the sandbox start from (default: this process's) */
+  readonly environment?: Sandbox.Environment
 }
 
 /**
@@ -187,9 +191,10 @@ interface Running {
   readonly closed: Deferred.Deferred<void>
 }
 
-const script = (command: string): string => `exec 2>&1\n${command}`
+const script = (command: string, sandboxed: boolean): string =>
+  sandboxed ? `exec 2>&1\n${command}` : `exec 2>&1\n${Unsandboxed.NO_CORE_DUMPS}\n${command}`
 
-/** whether the shell can be found (bwrap would report a missing one as command output) */
+/** whether the shell can be found */
 const shellExists = (shell: string, path: string | undefined): boolean => {
   const candidates = shell.includes("/")
     ? [shell]
@@ -204,17 +209,31 @@ const shellExists = (shell: string, path: string | undefined): boolean => {
   })
 }
 
-const spawn = (command: string, cwd: string, options: Options, capture: OutputCapture, sandboxed: boolean) =>
+const spawn = (
+  command: string,
+  cwd: string,
+  options: Options,
+  capture: OutputCapture,
+  sandbox: { readonly readOnly: ReadonlyArray<string> } | undefined
+) =>
   Effect.gen(function*() {
     const exited = yield* Deferred.make<ExitInfo, ToolError.BuiltinToolError>()
     const closed = yield* Deferred.make<void>()
-    const env = ChildEnv.build(process.env, options.passEnv)
-    if (sandboxed && !shellExists(options.shell, env.PATH)) {
+    const environment = options.environment ?? Sandbox.currentEnvironment()
+    const env = ChildEnv.build(environment.env, options.passEnv)
+    // bwrap and setpriv would report a missing shell as command output
+    if (!shellExists(options.shell, env.PATH)) {
       return yield* Effect.fail(ToolError.make("SPAWN_FAILED", `cannot start ${options.shell}: not found`))
     }
-    const [file, argv] = sandboxed
-      ? [Sandbox.BWRAP, [...Sandbox.args(options.sandbox, cwd, env.HOME), "--", options.shell, "-c", script(command)]]
-      : [options.shell, ["-c", script(command)]]
+    const [file, argv] = sandbox !== undefined
+      ? [Sandbox.BWRAP, [
+        ...Sandbox.args(options.sandbox, cwd, environment, sandbox.readOnly),
+        "--",
+        options.shell,
+        "-c",
+        script(command, true)
+      ]]
+      : Unsandboxed.command(options.shell, script(command, false), env.PATH)
     const child = yield* Effect.try({
       try: () =>
         ChildProcess.spawn(file, argv, {
@@ -242,7 +261,9 @@ const spawn = (command: string, cwd: string, options: Options, capture: OutputCa
 const finish = (running: Running, graceMs: number) =>
   Effect.gen(function*() {
     if (running.pgid > 0) yield* ProcessGroup.terminate(running.pgid, graceMs)
-    const drained = yield* Effect.timeoutOption(Deferred.await(running.closed), Duration.millis(500))
+    // interruptible: this runs in finalizers, where an uninterruptible wait would ignore the timeout
+    // and hang on a detached process (`setsid … &`) that keeps the pipe open
+    const drained = yield* Effect.timeoutOption(Effect.interruptible(Deferred.await(running.closed)), Duration.millis(500))
     if (Option.isNone(drained)) {
       // a process outside the group still holds the pipe: stop reading
       yield* Effect.sync(() => running.child.stdout?.destroy())
@@ -269,10 +290,15 @@ export const runWith = (options: Options) =>
     return yield* Effect.scoped(
       Effect.gen(function*() {
         const sandboxed = options.sandbox.enabled && Sandbox.availability().available
+        const environment = options.environment ?? Sandbox.currentEnvironment()
+        const sandbox = sandboxed
+          ? { readOnly: yield* Placeholders.acquire(Sandbox.readOnlyTargets(workspace.root, environment)) }
+          : undefined
         const running = yield* Effect.acquireRelease(
-          spawn(params.command, workspace.root, options, capture, sandboxed),
+          spawn(params.command, workspace.root, { ...options, environment }, capture, sandbox),
           (r) => finish(r, options.killGraceMs)
         )
+        if (!sandboxed) yield* Unsandboxed.watch(running.pgid)
         const exit = yield* Effect.timeoutOption(Deferred.await(running.exited), Duration.millis(timeoutMs))
         if (Option.isNone(exit)) {
           yield* finish(running, options.killGraceMs)

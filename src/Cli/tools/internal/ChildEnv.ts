@@ -4,6 +4,12 @@
  * reach the command unless the user lists them; provider API keys are never passed, even when
  * listed.
  *
+ * Git (issue 26): unless the user sets `EFFECT_HARNESS_GIT_HOOKS=1`, commands get
+ * `core.fsmonitor=false` and `core.hooksPath=/dev/null` through `GIT_CONFIG_COUNT` /
+ * `GIT_CONFIG_KEY_n` / `GIT_CONFIG_VALUE_n` (appended after any the user passes), so a
+ * workspace's `.git/config` fsmonitor or a `.git/hooks` script does not run under `git status` or
+ * `git commit`.
+ *
  * @since 0.1.0
  */
 import * as SecretEnv from "../../SecretEnv.js"
@@ -57,5 +63,36 @@ export const build = (
     if (isAllowed(name) || extra.includes(name)) env[name] = value
   }
   if (env.PATH === undefined) env.PATH = "/usr/local/bin:/usr/bin:/bin"
+  if (source[GIT_HOOKS_VARIABLE] !== "1") disableGitCode(env)
   return env
+}
+
+/**
+ * The variable that lets git run hooks and `core.fsmonitor` in commands (`1`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const GIT_HOOKS_VARIABLE = "EFFECT_HARNESS_GIT_HOOKS"
+
+/**
+ * The git settings commands get unless {@link GIT_HOOKS_VARIABLE} is `1`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const GIT_SETTINGS: ReadonlyArray<readonly [string, string]> = [
+  ["core.fsmonitor", "false"],
+  ["core.hooksPath", "/dev/null"]
+]
+
+const disableGitCode = (env: Record<string, string>): void => {
+  const given = Number(env.GIT_CONFIG_COUNT ?? "0")
+  let count = Number.isSafeInteger(given) && given > 0 ? given : 0
+  for (const [key, value] of GIT_SETTINGS) {
+    env[`GIT_CONFIG_KEY_${count}`] = key
+    env[`GIT_CONFIG_VALUE_${count}`] = value
+    count += 1
+  }
+  env.GIT_CONFIG_COUNT = String(count)
 }

@@ -36,6 +36,14 @@ const listener = Effect.acquireRelease(
   (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
 )
 
+const gitOff = (from: number): Record<string, string> => ({
+  [`GIT_CONFIG_KEY_${from}`]: "core.fsmonitor",
+  [`GIT_CONFIG_VALUE_${from}`]: "false",
+  [`GIT_CONFIG_KEY_${from + 1}`]: "core.hooksPath",
+  [`GIT_CONFIG_VALUE_${from + 1}`]: "/dev/null",
+  GIT_CONFIG_COUNT: String(from + 2)
+})
+
 describe("ChildEnv (issue 16)", () => {
   it("passes the allowlist and listed names only, never a provider key", () => {
     const env = ChildEnv.build({
@@ -50,7 +58,14 @@ describe("ChildEnv (issue 16)", () => {
       MY_VAR: "v",
       OTHER: "o"
     }, ["MY_VAR", "ANTHROPIC_API_KEY"])
-    expect(env).toEqual({ PATH: "/bin", HOME: "/h", LANG: "C", LC_ALL: "C", TERM: "xterm", MY_VAR: "v" })
+    expect(env).toEqual({ PATH: "/bin", HOME: "/h", LANG: "C", LC_ALL: "C", TERM: "xterm", MY_VAR: "v", ...gitOff(0) })
+  })
+
+  it("turns git's fsmonitor and hooks off after the user's own GIT_CONFIG_* entries, unless EFFECT_HARNESS_GIT_HOOKS=1", () => {
+    const passed = { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "user.name", GIT_CONFIG_VALUE_0: "me" }
+    const env = ChildEnv.build({ PATH: "/bin", ...passed }, Object.keys(passed))
+    expect(env).toEqual({ PATH: "/bin", ...passed, ...gitOff(1), GIT_CONFIG_COUNT: "3" })
+    expect(ChildEnv.build({ PATH: "/bin", EFFECT_HARNESS_GIT_HOOKS: "1" }, [])).toEqual({ PATH: "/bin" })
   })
 })
 
