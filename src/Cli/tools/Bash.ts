@@ -23,9 +23,11 @@
  *   `LC_*`, `TERM`, `TMPDIR`, `USER`, `SHELL`, …, see `internal/ChildEnv`) plus the variables the
  *   user lists (`EFFECT_HARNESS_PASS_ENV`); provider keys are never passed.
  * - Sandbox (issue 16, decision 0010): on Linux the command runs under bubblewrap (see
- *   `internal/Sandbox`): workspace and temp directory writable, the rest read-only, its own
- *   `/proc` and PID namespace, no network unless allowed. Where bwrap is unavailable the command
- *   runs unsandboxed (said once on stderr by the CLI); `meta.sandboxed` records which.
+ *   `internal/Sandbox`): workspace writable, a private `/tmp`, the rest read-only, the harness's
+ *   configuration read-only, credentials hidden, its own `/proc` and PID namespace, no network
+ *   unless allowed. Where bwrap is unavailable the command runs unsandboxed (said once on stderr
+ *   by the CLI), hardened by `internal/Unsandboxed` (no core dumps, killed with the harness);
+ *   `meta.sandboxed` records which.
  *
  * @since 0.1.0
  */

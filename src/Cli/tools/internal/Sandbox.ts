@@ -1,13 +1,15 @@
 /**
  * The `bash` tool's sandbox on Linux: bubblewrap (`bwrap`), decision 0010.
  *
- * Inside: the whole file system read-only (`--ro-bind / /`), the workspace and the temp directory
- * writable (`--bind`), well-known credential directories of the home directory hidden (an empty
- * tmpfs over `~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.config/gh`, …), a private `/dev` and its own
- * `/proc` in new PID, IPC, UTS, cgroup and user namespaces (no process of the host, the CLI
- * included, is visible, so `/proc/$PPID/environ` shows only the sandbox's init, whose environment
- * is the allowlisted one), a new network namespace (loopback only) unless the network is allowed,
- * a new session (no controlling terminal to inject keystrokes into) and `--die-with-parent`.
+ * Inside: the whole file system read-only (`--ro-bind / /`); `/tmp`, `/var/tmp`, `/run`,
+ * `$XDG_RUNTIME_DIR` and `$TMPDIR` replaced by private tmpfs (no host path socket: tmux,
+ * ssh-agent, Docker, D-Bus, X11; issue 26); the workspace writable; the harness's configuration in
+ * the workspace read-only (`settings/ProtectedPaths`, placeholders for absent paths: see
+ * `Placeholders`); credential paths of `$HOME` and the passwd home hidden last, links followed; a
+ * private `/dev` and its own `/proc` in new PID, IPC, UTS, cgroup and user namespaces (no process
+ * of the host, the CLI included, is visible), a new network namespace (loopback only) unless the
+ * network is allowed, a new session (no controlling terminal to inject keystrokes into) and
+ * `--die-with-parent`. See {@link args} for the mount order.
  *
  * Availability is probed once per process by running `true` in the same sandbox; where bwrap is
  * missing or cannot create namespaces, the reason is returned and the caller falls back to running
