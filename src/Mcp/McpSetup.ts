@@ -199,7 +199,8 @@ export const load = (options: Options): Effect.Effect<Plan, McpConfig.McpConfigE
     )
     const entries = McpConfig.merge(project, ...explicit)
     const approvalsFile = NodePath.join(options.home, APPROVALS_FILE)
-    let approvals = yield* readApprovals(approvalsFile, notices)
+    const hasProject = entries.some((e) => e.origin === "project")
+    let approvals: Approvals = options.trust === "none" || !hasProject ? { projects: {} } : yield* readApprovals(approvalsFile, notices)
     const servers: Array<Planned> = []
     const skip = (entry: McpConfig.Entry, reason: string, notice: string | undefined) => {
       servers.push({ _tag: "Skipped", entry, reason })
