@@ -109,6 +109,8 @@ const meanings: Readonly<Record<string, string>> = {
   ESCAPE: "a path resolves (through a link) outside the workspace",
   // settings and MCP
   INVALID_SETTINGS: "a settings file is not valid JSON or breaks its schema (file and line reported)",
+  UNTRUSTED_FILE: "an approvals file of the harness is not private to the user (another owner, writable by others, a link); it is ignored",
+  PRIVATE_FILE_FAILED: "an approvals file of the harness could not be read or written",
   MCP_CONNECT_FAILED: "an MCP server could not be started, reached or initialised",
   MCP_TIMEOUT: "an MCP server did not answer in time",
   MCP_SERVER_ERROR: "an MCP server answered with an error",

@@ -25,6 +25,8 @@ import * as UserErrors from "./sessions/UserErrors.js"
 import type * as Sandbox from "./tools/internal/Sandbox.js"
 import * as PermissionRule from "./settings/PermissionRule.js"
 import type * as Settings from "./settings/Settings.js"
+import type * as WorkspaceTrust from "./settings/WorkspaceTrust.js"
+import type * as Approval from "./tools/Approval.js"
 import * as SettingsFile from "./settings/SettingsFile.js"
 
 /**
@@ -113,7 +115,15 @@ export const options = {
     Options.withDescription("an extra settings file (hooks, permissions), read after the others"),
     Options.optional
   ),
-  noHooks: Options.boolean("no-hooks").pipe(Options.withDescription("run no command hooks from the settings files"))
+  noHooks: Options.boolean("no-hooks").pipe(Options.withDescription("run no command hooks from the settings files")),
+  trustWorkspace: Options.boolean("trust-workspace").pipe(
+    Options.withDescription(
+      "approve this workspace's own configuration (its hooks, allow rules, permission mode and .mcp.json servers) and remember it until it changes; --yes never does"
+    )
+  ),
+  allowHomeWorkspace: Options.boolean("allow-home-workspace").pipe(
+    Options.withDescription("accept a workspace that is / or contains your home directory (refused otherwise)")
+  )
 }
 
 /**
@@ -145,6 +155,8 @@ export interface Common {
   readonly permissionMode: Option.Option<SettingsFile.PermissionMode>
   readonly settings: Option.Option<string>
   readonly noHooks: boolean
+  readonly trustWorkspace?: boolean
+  readonly allowHomeWorkspace?: boolean
 }
 
 /**
@@ -158,12 +170,33 @@ export const settingsOf = (common: Common): {
   readonly settingsFile: string | undefined
   readonly noHooks: boolean
   readonly cliRules: ReadonlyArray<Settings.RuleEntry>
+  readonly allowHomeWorkspace: boolean
 } => ({
   permissionMode: Option.getOrUndefined(common.permissionMode),
   settingsFile: Option.getOrUndefined(common.settings),
   noHooks: common.noHooks,
-  cliRules: cliRules(common)
+  cliRules: cliRules(common),
+  allowHomeWorkspace: common.allowHomeWorkspace === true
 })
+
+/**
+ * How the workspace's own configuration is approved in this session: `--trust-workspace`, else
+ * asked when the session is interactive, else left out with one line (`--yes` plays no part).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const workspaceTrustOf = (common: Common, interactive: boolean): WorkspaceTrust.Mode =>
+  common.trustWorkspace === true ? "flag" : interactive ? "ask" : "skip"
+
+/**
+ * A yes/no question through an approval prompt (only an explicit yes counts).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const yesNo = (prompt: Approval.Prompt): WorkspaceTrust.Ask => (question) =>
+  Effect.map(prompt(question), (answer) => (answer === undefined ? undefined : answer === true))
 
 /**
  * Splits a `--allowed-tools` / `--disallowed-tools` value into rules: on commas and whitespace

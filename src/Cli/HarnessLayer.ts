@@ -6,9 +6,14 @@
  * command hooks, `settings/`, `hooks/`), the approval prompt and the workspace context plugin, and
  * the agent factory.
  *
+ * Before any of it is built, the workspace is checked (`settings/HomeWorkspace`: not `/`, not
+ * containing the home directory) and its own configuration is approved or left out
+ * (`settings/WorkspaceTrust`), so no project hook, grant or MCP server takes effect unasked.
+ *
  * @since 0.1.0
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -21,6 +26,7 @@ import * as Agent from "../Loop/Agent.js"
 import * as Hooks from "../Loop/Hooks.js"
 import * as SystemPrompt from "../Loop/SystemPrompt.js"
 import * as ToolRuntime from "../Loop/ToolRuntime.js"
+import * as DataDir from "../Session/persistence/DataDir.js"
 import * as Jsonl from "../Session/persistence/Jsonl.js"
 import * as Sqlite from "../Session/persistence/Sqlite.js"
 import * as SessionStore from "../Session/SessionStore.js"
@@ -32,9 +38,11 @@ import * as ProviderChoice from "./ProviderChoice.js"
 import * as ScriptErrors from "./ScriptErrors.js"
 import * as Bridge from "./hooks/Bridge.js"
 import * as AgentSessions from "./settings/AgentSessions.js"
+import * as HomeWorkspace from "./settings/HomeWorkspace.js"
 import * as Permissions from "./settings/Permissions.js"
 import * as Settings from "./settings/Settings.js"
 import type * as SettingsFile from "./settings/SettingsFile.js"
+import * as WorkspaceTrust from "./settings/WorkspaceTrust.js"
 import * as Approval from "./tools/Approval.js"
 import * as BuiltinTools from "./tools/index.js"
 import type * as Sandbox from "./tools/internal/Sandbox.js"
@@ -71,6 +79,12 @@ export interface Setup {
   readonly noHooks?: boolean | undefined
   /** `--allowed-tools` / `--disallowed-tools` rules (origin `cli`), added to the settings' rules */
   readonly cliRules?: ReadonlyArray<Settings.RuleEntry> | undefined
+  /** how the workspace's own configuration is approved (default `skip`) */
+  readonly workspaceTrust?: WorkspaceTrust.Mode | undefined
+  /** asks the start-up questions (workspace configuration, a home workspace) in an interactive session */
+  readonly consentPrompt?: WorkspaceTrust.Ask | undefined
+  /** `--allow-home-workspace` */
+  readonly allowHomeWorkspace?: boolean | undefined
 }
 
 /**
@@ -138,13 +152,27 @@ export const routeOf = (choice: ProviderChoice.Choice): string =>
  */
 export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
   Layer.unwrapEffect(Effect.gen(function*() {
+    const notice = (line: string) => Effect.sync(() => void process.stderr.write(`effect-harness: ${line}\n`))
+    const ask = setup.workspaceTrust === "ask" ? setup.consentPrompt : undefined
+    yield* HomeWorkspace.check({ cwd: setup.cwd, allow: setup.allowHomeWorkspace === true, ask })
     const at = yield* Settings.locations(setup.cwd, setup.settingsFile)
-    const loaded = yield* Settings.load(at).pipe(Effect.mapError((e) => usage(`invalid settings: ${e.message}`)))
-    const settings = setup.cliRules === undefined || setup.cliRules.length === 0
-      ? loaded
-      : { ...loaded, rules: [...loaded.rules, ...setup.cliRules] }
-    for (const w of settings.warnings) yield* Effect.sync(() => process.stderr.write(`effect-harness: ${w}\n`))
-    return compose(setup, settings)
+    const files = yield* Settings.read(at).pipe(Effect.mapError((e) => usage(`invalid settings: ${e.message}`)))
+    const home = yield* DataDir.harnessHome.pipe(Effect.mapError((e) => usage(`cannot find the harness home: ${e.message}`)))
+    const review = yield* WorkspaceTrust.review(at, files)
+    const trusted = yield* WorkspaceTrust.decide({ home, review, mode: setup.workspaceTrust ?? "skip", ask, notice })
+    const applied = WorkspaceTrust.apply(files, trusted)
+    const loaded = Settings.merge(applied.files)
+    const settings: Settings.Loaded = {
+      ...loaded,
+      rules: [...loaded.rules, ...(setup.cliRules ?? [])],
+      warnings: [...loaded.warnings, ...applied.warnings]
+    }
+    for (const w of settings.warnings) yield* notice(w)
+    return compose(setup, settings, {
+      trusted,
+      // the user's own "always for this project" answer keeps an approved workspace approved
+      onProjectWrite: trusted ? WorkspaceTrust.rerecord(at, home, notice) : Effect.void
+    })
   })).pipe(Layer.provideMerge(NodeContext.layer))
 
 const terminalWidth = (): number => {
@@ -152,7 +180,11 @@ const terminalWidth = (): number => {
   return columns !== undefined && columns > 0 ? columns : 80
 }
 
-const compose = (setup: Setup, settings: Settings.Loaded) => {
+const compose = (
+  setup: Setup,
+  settings: Settings.Loaded,
+  workspace: { readonly trusted: boolean; readonly onProjectWrite: Effect.Effect<void, never, FileSystem.FileSystem> }
+) => {
   const persistence = setup.store === "sqlite"
     ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
     : Jsonl.layer(setup.storePath === undefined ? {} : { root: setup.storePath })
@@ -169,11 +201,17 @@ const compose = (setup: Setup, settings: Settings.Loaded) => {
     })
   ).pipe(Layer.provideMerge(Llm.layer))
   const permissionMode = setup.permissionMode ?? settings.defaultMode ?? "default"
-  const permissions = Permissions.layer({ cwd: setup.cwd, settings, mode: setup.permissionMode, approval: setup.approval })
+  const permissions = Permissions.layer({
+    cwd: setup.cwd,
+    settings,
+    mode: setup.permissionMode,
+    approval: setup.approval,
+    onProjectWrite: workspace.onProjectWrite
+  })
   const approvalService = setup.prompt === undefined
     ? Layer.empty
     : Approval.layer(setup.prompt, { width: terminalWidth }).pipe(Layer.provide(permissions))
-  const workspace = Layer.mapError(
+  const workspaceLayer = Layer.mapError(
     Workspace.layer(setup.cwd),
     (e) => usage(`invalid workspace ${setup.cwd}: ${e.message}`)
   )
@@ -196,13 +234,10 @@ const compose = (setup: Setup, settings: Settings.Loaded) => {
       cwd: setup.cwd,
       explicitFiles: setup.mcpConfig ?? [],
       approval: setup.approval,
-      // MCP server approval is a yes/no question: "always" answers count as yes
-      prompt: setup.prompt === undefined
-        ? undefined
-        : (question: string) => Effect.map(setup.prompt!(question), (answer) => answer === undefined ? undefined : answer !== false)
+      workspaceTrusted: workspace.trusted
     })
   )
   const base = Layer.mergeAll(tools, Hooks.layer, SystemPrompt.layer, store, llm)
   const factory = Agent.layer.pipe(Layer.provideMerge(Layer.provideMerge(plugins, base)))
-  return factory.pipe(Layer.provide(workspace))
+  return factory.pipe(Layer.provide(workspaceLayer))
 }

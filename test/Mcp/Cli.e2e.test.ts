@@ -47,7 +47,7 @@ describe("harness CLI end to end: MCP servers", () => {
         { text: "all done" }
       ])
       const result = yield* Cli.runCli(
-        ["run", "--provider", "scripted", "--script", file, "--yes", "use the tools"],
+        ["run", "--provider", "scripted", "--script", file, "--yes", "--trust-workspace", "use the tools"],
         { cwd: work, home, env: { ...env, PROBE_SECRET_KEY: "must-not-leak" }, timeoutMs: 60_000 }
       )
       expect(result.code, result.stderr).toBe(0)
@@ -76,7 +76,7 @@ describe("harness CLI end to end: MCP servers", () => {
       expect(tools).toEqual(expect.arrayContaining(["mcp__everything__echo", "mcp__filesystem__read_text_file", "read"]))
     }), TIMEOUT)
 
-  it.scopedLive("[issue 14] not interactive, no --yes: project servers are skipped with one line; a server that never answers initialize times out; the agent still answers", () =>
+  it.scopedLive("[issue 14] not interactive, no --trust-workspace: project servers are skipped with one line; a server that never answers initialize times out; the agent still answers", () =>
     Effect.gen(function*() {
       const { env, home, work } = yield* workspace
       const file = join(work, "script.json")
@@ -92,8 +92,9 @@ describe("harness CLI end to end: MCP servers", () => {
       expect(result.code, result.stderr).toBe(0)
       expect(result.stdout).toBe("hi without tools\n")
       const lines = Cli.linesOf(result.stderr)
+      // project servers wait for the workspace's configuration to be approved (issue 26)
       expect(lines).toContain(
-        `MCP server "everything" from .mcp.json is not approved yet; skipped (approve it in an interactive session, or pass --yes)`
+        "effect-harness: this workspace's configuration is not approved, so it was skipped (2 MCP servers); run in a terminal to review it, or pass --trust-workspace"
       )
       expect(lines).toContain(`MCP server "silent" is unavailable: MCP server "silent" did not answer initialize within 1000 ms`)
     }), TIMEOUT)

@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as McpConfig from "../../src/Mcp/McpConfig.js"
@@ -97,5 +97,31 @@ describe("McpSetup.load (project approval)", () => {
       const third = yield* McpSetup.load({ cwd, home, env, explicitFiles: [], trust: "ask", prompt: prompt({ local: true }) })
       expect(asked).toHaveLength(1)
       expect(McpSetup.ready(third).map((s) => s.name)).toEqual(["local"])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("[issue 26] the approval covers the script the command names: a rewritten server.js asks again; the file is private", () =>
+    Effect.gen(function*() {
+      const { cwd, home } = workspace(project)
+      const env = { KEY: "k", HOST: "h.example", TOKEN: "t" }
+      writeFileSync(join(cwd, "server.js"), "// v1\n")
+      const yes = yield* McpSetup.load({ cwd, home, env, explicitFiles: [], trust: "yes", record: true })
+      expect(McpSetup.ready(yes).map((s) => s.name)).toEqual(["local", "api"])
+      const file = join(home, "mcp-approvals.json")
+      expect(statSync(file).mode & 0o777).toBe(0o600)
+      expect(statSync(home).mode & 0o777).toBe(0o700)
+      const approved = yield* McpSetup.load({ cwd, home, env, explicitFiles: [], trust: "skip" })
+      expect(McpSetup.ready(approved).map((s) => s.name)).toEqual(["local", "api"])
+      writeFileSync(join(cwd, "server.js"), "// v2: something else\n")
+      const rewritten = yield* McpSetup.load({ cwd, home, env, explicitFiles: [], trust: "skip" })
+      expect(McpSetup.ready(rewritten).map((s) => s.name)).toEqual(["api"])
+      // an approvals file others can write is not believed
+      chmodSync(file, 0o666)
+      const loose = yield* McpSetup.load({ cwd, home, env, explicitFiles: [], trust: "skip" })
+      expect(McpSetup.ready(loose)).toEqual([])
+      expect(loose.notices[0]).toContain("is writable by other users")
+      // an unapproved workspace: project servers are left out without a word (the caller said it)
+      const none = yield* McpSetup.load({ cwd, home, env, explicitFiles: [], trust: "none" })
+      expect(McpSetup.ready(none)).toEqual([])
+      expect(none.notices).toEqual([])
     }).pipe(Effect.provide(NodeContext.layer)))
 })

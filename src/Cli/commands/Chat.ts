@@ -70,13 +70,17 @@ export const setupOf = (options: {
   readonly choice: ProviderChoice.Choice
   readonly cwd: string
   readonly approval: Approval.Mode
-  readonly prompt: HarnessLayer.Setup["prompt"]
+  readonly prompt: Approval.Prompt
+  /** a person answers on the terminal (start-up questions are asked) */
+  readonly interactive: boolean
 }): HarnessLayer.Setup => ({
   choice: options.choice,
   cwd: options.cwd,
   store: options.args.store,
   approval: options.approval,
   prompt: options.prompt,
+  workspaceTrust: CommonOptions.workspaceTrustOf(options.args, options.interactive),
+  consentPrompt: options.interactive ? CommonOptions.yesNo(options.prompt) : undefined,
   mcpConfig: options.args.mcpConfig,
   sandbox: CommonOptions.sandboxOf(options.args),
   ...CommonOptions.settingsOf(options.args)
@@ -244,7 +248,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         })
       })
     const approval = Approval.modeFor({ yes: args.yes, interactive })
-    const setup = setupOf({ args, choice, cwd, approval, prompt })
+    const setup = setupOf({ args, choice, cwd, approval, prompt, interactive })
     // SIGTERM, SIGHUP and a closed stdout end the chat like Ctrl-C ends a turn, then exit
     yield* forwardStops(interrupts)
     const stopped = yield* Ref.make<Signals.Stop | undefined>(undefined)

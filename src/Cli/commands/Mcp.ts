@@ -3,9 +3,10 @@
  * `harness mcp tools <server>`.
  *
  * Servers come from `<workspace>/.mcp.json` (approved once per workspace and server, see
- * `Mcp/McpSetup`) and from `--mcp-config FILE` (trusted). Approval of project servers follows the
- * tool approval mode: `--yes` uses them, an interactive session asks, a non-interactive one skips
- * them with one line on stderr. Deadlines come from the environment as in Claude Code:
+ * `Mcp/McpSetup`) and from `--mcp-config FILE` (trusted). In `run` and `chat`, project servers
+ * start only when the workspace's configuration is approved (`settings/WorkspaceTrust`, which
+ * lists them in its question); that approval is stored per server too, so `mcp list` / `mcp
+ * tools` start them without `--yes` until the server's command or the scripts it names change. Deadlines come from the environment as in Claude Code:
  * `MCP_TIMEOUT` (connect, ms, default 30000) and `MCP_TOOL_TIMEOUT` (per call, ms, default
  * 300000). A stdio server inherits only a safe part of the environment (the SDK's default list
  * plus locale and temp-dir variables), never the provider API keys; the rest goes in its `env`. Every diagnostic goes to stderr; `mcp list` and `mcp tools` answer on stdout.
@@ -57,9 +58,11 @@ export const mcpConfigOption = Options.text("mcp-config").pipe(
 export interface Setup {
   readonly cwd: string
   readonly explicitFiles: ReadonlyArray<string>
-  /** the tool approval mode; also decides project-server approval */
+  /** the tool approval mode (MCP calls) */
   readonly approval: McpApproval.Mode
   readonly prompt?: McpSetup.Prompt | undefined
+  /** the workspace's configuration is approved: its `.mcp.json` servers may start */
+  readonly workspaceTrusted: boolean
 }
 
 const stderr = (line: string) => Effect.sync(() => void process.stderr.write(`${line}\n`))
@@ -85,7 +88,11 @@ const inheritedEnv = (): Record<string, string | undefined> => {
   return out
 }
 
-const plan = (setup: Setup, trust: McpSetup.Trust): Effect.Effect<McpSetup.Plan, CliError, FileSystem.FileSystem> =>
+const plan = (
+  setup: Setup,
+  trust: McpSetup.Trust,
+  record = false
+): Effect.Effect<McpSetup.Plan, CliError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const home = yield* DataDir.harnessHome.pipe(
       Effect.mapError((e) => new CliError({ message: `cannot find the harness home: ${e.message}`, exitCode: ExitCode.Usage }))
@@ -96,6 +103,7 @@ const plan = (setup: Setup, trust: McpSetup.Trust): Effect.Effect<McpSetup.Plan,
       env: process.env,
       explicitFiles: setup.explicitFiles,
       trust,
+      record,
       ...(setup.prompt === undefined ? {} : { prompt: setup.prompt })
     }).pipe(Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage })))
   })
@@ -129,8 +137,7 @@ export const layer = (
 ): Layer.Layer<Mcp.McpServers, CliError, ToolRuntime.ToolRuntime | Hooks.LoopHooks | FileSystem.FileSystem> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
-      const trust: McpSetup.Trust = setup.approval === "auto" ? "yes" : setup.approval === "ask" ? "ask" : "skip"
-      const p = yield* plan(setup, trust)
+      const p = yield* plan(setup, setup.workspaceTrusted ? "yes" : "none", setup.workspaceTrusted)
       for (const n of p.notices) yield* stderr(n)
       return serversLayer(p, setup)
     })
@@ -156,7 +163,8 @@ const inspect = <A>(
     const setup: Setup = {
       cwd: NodePath.resolve(Option.getOrElse(args.cwd, () => process.cwd())),
       explicitFiles: args.mcpConfig,
-      approval: "deny"
+      approval: "deny",
+      workspaceTrusted: false
     }
     const all = yield* plan(setup, args.yes ? "yes" : "skip")
     const p = only === undefined ? all : { ...all, servers: all.servers.filter((s) => s.entry.name === only) }

@@ -254,12 +254,16 @@ export const command = Command.make(
       if (prompt.trim() === "") return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
       const interactive = process.stdin.isTTY === true && args.prompt !== "-"
       const approval = Approval.modeFor({ yes: args.yes, interactive })
+      // start-up questions need a person on both ends of the terminal
+      const consent = interactive && process.stderr.isTTY === true
       const setup: HarnessLayer.Setup = {
         choice,
         cwd,
         store: args.store,
         approval,
         prompt: approval === "ask" ? Approval.terminalPrompt(process.stdin, process.stderr) : undefined,
+        workspaceTrust: CommonOptions.workspaceTrustOf(args, consent),
+        consentPrompt: consent ? CommonOptions.yesNo(Approval.terminalPrompt(process.stdin, process.stderr)) : undefined,
         mcpConfig: args.mcpConfig,
         sandbox: CommonOptions.sandboxOf(args),
         ...CommonOptions.settingsOf(args)

@@ -31,6 +31,12 @@
  * `PreCompact` / `PostCompact` are accepted in settings but not fired yet (no compaction points in
  * this tree).
  *
+ * Environment (issue 26): hooks from the workspace's own files (`project`, installed only after the
+ * user approved the workspace, see `settings/WorkspaceTrust`) run with the allowlisted environment
+ * of the `bash` tool (`tools/internal/ChildEnv`, plus `EFFECT_HARNESS_PASS_ENV`) and the hook
+ * protocol's variables: no `GITHUB_TOKEN`, no cloud credentials. Hooks from the user's own files
+ * keep the harness's environment (minus the provider keys, removed at start-up).
+ *
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
@@ -55,6 +61,8 @@ import type { SessionEvent } from "../../Session/SessionEvent.js"
 import * as SessionPersistence from "../../Session/SessionPersistence.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import * as AgentSessions from "../settings/AgentSessions.js"
+import * as Bash from "../tools/Bash.js"
+import * as ChildEnv from "../tools/internal/ChildEnv.js"
 import type * as Settings from "../settings/Settings.js"
 import type { PermissionMode } from "../settings/SettingsFile.js"
 import * as HookOutcome from "./HookOutcome.js"
@@ -243,7 +251,9 @@ export const install = (
     const rewrites = yield* Ref.make(new Map<string, { readonly value: Json; readonly handlerId: string }>())
     const baseEnv: Record<string, string> = {}
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) baseEnv[k] = v
-    const env = { ...baseEnv, CLAUDE_PROJECT_DIR: options.cwd, EFFECT_HARNESS_PROJECT_DIR: options.cwd }
+    const protocol = { CLAUDE_PROJECT_DIR: options.cwd, EFFECT_HARNESS_PROJECT_DIR: options.cwd }
+    const userEnv = { ...baseEnv, ...protocol }
+    const projectEnv = { ...ChildEnv.build(process.env, Bash.passEnvFromEnvironment()), ...protocol }
 
     const append = (agent: Hooks.HookAgent | undefined, inputs: ReadonlyArray<Parameters<Hooks.HookAgent["session"]["append"]>[0]>) =>
       agent === undefined || inputs.length === 0
@@ -313,7 +323,7 @@ export const install = (
             HookProcess.run({
               command: h.entry.command,
               cwd: options.cwd,
-              env,
+              env: h.entry.project === true ? projectEnv : userEnv,
               stdin: stdinFor(h.entry.dialect),
               timeoutMs: (h.entry.timeout ?? (f.event === "UserPromptSubmit" ? 30 : 600)) * 1000,
               ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs })

@@ -108,6 +108,8 @@ export interface Options {
   readonly mode?: SettingsFile.PermissionMode | undefined
   /** how an ask is resolved: `--yes` → auto, a terminal → ask, else deny */
   readonly approval: Approval.Mode
+  /** runs after an "always for this project" rule was written (re-records the workspace's approval) */
+  readonly onProjectWrite?: Effect.Effect<void, never, FileSystem.FileSystem> | undefined
 }
 
 const parseAll = (entries: ReadonlyArray<Settings.RuleEntry>): { parsed: Array<Parsed>; warnings: Array<string> } => {
@@ -257,6 +259,7 @@ export const make = (
           const origin = scope === "session" ? "session" : ".effect-harness/settings.local.json"
           if (scope === "project") {
             yield* writeAllowRule(`${options.cwd}/.effect-harness/settings.local.json`, text).pipe(
+              Effect.zipRight(options.onProjectWrite ?? Effect.void),
               Effect.provideService(FileSystem.FileSystem, fs)
             )
           }

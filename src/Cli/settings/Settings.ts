@@ -15,6 +15,9 @@
  * [DECISION] (0008) the compatibility files come before ours, so our own files win a scalar
  * conflict; rules and hooks are additive anyway.
  *
+ * Files 3-7 are the workspace's (`project`): what they may run or grant is decided by
+ * `WorkspaceTrust` between {@link read} and {@link merge}.
+ *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -45,6 +48,8 @@ export interface HookEntry {
   readonly file: string
   /** stable id: `<file>#<event>[group].hooks[index]` */
   readonly id: string
+  /** from a workspace file (runs with the allowlisted environment, see `hooks/Bridge`) */
+  readonly project?: boolean
 }
 
 /**
@@ -104,6 +109,21 @@ export interface Source {
   readonly path: string
   readonly display: string
   readonly dialect: SettingsFile.Dialect
+  /** a workspace file (its hooks, allow rules and mode need the user's approval) */
+  readonly project?: boolean
+}
+
+/**
+ * A file that exists, read and decoded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Read {
+  readonly source: Source
+  readonly decoded: SettingsFile.Decoded
+  /** the file's text as read */
+  readonly text: string
 }
 
 /**
@@ -141,7 +161,8 @@ export const sources = (at: Locations): ReadonlyArray<Source> => {
   const project = (rel: string, dialect: SettingsFile.Dialect): Source => ({
     path: `${at.cwd}/${rel}`,
     display: rel,
-    dialect
+    dialect,
+    project: true
   })
   return [
     { path: `${at.userHome}/.claude/settings.json`, display: "~/.claude/settings.json", dialect: "claude" },
@@ -185,7 +206,8 @@ export const merge = (
             onFailure: handler.onFailure ?? "continue",
             dialect: source.dialect,
             file: source.display,
-            id: `${source.display}#${event}[${g}].hooks[${h}]`
+            id: `${source.display}#${event}[${g}].hooks[${h}]`,
+            ...(source.project === true ? { project: true } : {})
           })
         })
       )
@@ -204,18 +226,18 @@ export const merge = (
 }
 
 /**
- * Reads and merges every file that exists. A file that exists but cannot be read or decoded fails
- * with a one-line {@link SettingsFile.SettingsError}; `--settings FILE` must exist.
+ * Reads and decodes every file that exists, in merge order. A file that exists but cannot be read
+ * or decoded fails with a one-line {@link SettingsFile.SettingsError}; `--settings FILE` must exist.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const load = (
+export const read = (
   at: Locations
-): Effect.Effect<Loaded, SettingsFile.SettingsError, FileSystem.FileSystem> =>
+): Effect.Effect<ReadonlyArray<Read>, SettingsFile.SettingsError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const read: Array<{ readonly source: Source; readonly decoded: SettingsFile.Decoded }> = []
+    const out: Array<Read> = []
     for (const source of sources(at)) {
       const exists = yield* fs.exists(source.path).pipe(Effect.orElseSucceed(() => false))
       if (!exists) {
@@ -231,10 +253,21 @@ export const load = (
       )
       const decoded = SettingsFile.decode(source.display, text, source.dialect)
       if (Either.isLeft(decoded)) return yield* decoded.left
-      read.push({ source, decoded: decoded.right })
+      out.push({ source, decoded: decoded.right, text })
     }
-    return merge(read)
+    return out
   })
+
+/**
+ * Reads and merges every file that exists, as written (no workspace-trust filtering: for the CLI
+ * defaults `provider`, `model`, `store`, `colour`, which grant nothing).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const load = (
+  at: Locations
+): Effect.Effect<Loaded, SettingsFile.SettingsError, FileSystem.FileSystem> => Effect.map(read(at), merge)
 
 /**
  * The default {@link Locations} for a workspace: harness home from `$EFFECT_HARNESS_HOME` (else

@@ -430,7 +430,14 @@ export const run = (context: Context) =>
         }),
       { answersAlways: true }
     )
-    const setup = Chat.setupOf({ args, choice, cwd, approval: Approval.modeFor({ yes: args.yes, interactive: true }), prompt })
+    const setup = Chat.setupOf({
+      args,
+      choice,
+      cwd,
+      approval: Approval.modeFor({ yes: args.yes, interactive: true }),
+      prompt,
+      interactive: true
+    })
     yield* Chat.forwardStops(interrupts)
     const stopped = yield* Ref.make<Signals.Stop | undefined>(undefined)
 

@@ -13,7 +13,9 @@
  * backend keeps its sessions in `<home>/sessions/` ({@link sessionsRoot}) and the SQLite backend
  * its database in `<home>/sessions.sqlite` ({@link sqliteFile}). Both backends also take an
  * explicit constructor option (`Jsonl.layer({ root })`, `Sqlite.layer({ filename })`) that wins over
- * all of the above. Nothing is created until the first write.
+ * all of the above. Nothing is created until the first write; then every directory the harness
+ * creates here is `0700` and every file `0600` (the backends, and `PrivateFile` for the approval
+ * files, which also tightens an existing home of the user's to `0700`).
  *
  * @since 0.1.0
  */

@@ -231,4 +231,30 @@ describe("Bridge (HB-3..HB-11)", () => {
       }).pipe(Effect.provide(layer(root, [Scripted.call("c1", "bash", args({ command: "touch ran" })), Scripted.text("done")],
         settingsOf({ PreToolUse: [{ hooks: [{ type: "command", command: hang }] }] }), notices)))
     }), 30_000)
+
+  it.scopedLive("[issue 26] a workspace's hooks get the allowlisted environment (no GITHUB_TOKEN); the user's own keep the harness's", () =>
+    Effect.gen(function*() {
+      const root = tempRoot()
+      const before = process.env["GITHUB_TOKEN"]
+      process.env["GITHUB_TOKEN"] = "ghp_bridgeUnitToken42"
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          if (before === undefined) delete process.env["GITHUB_TOKEN"]
+          else process.env["GITHUB_TOKEN"] = before
+        })
+      )
+      const base = settingsOf({
+        UserPromptSubmit: [{ hooks: [{ type: "command", command: `env > ${join(root, "user.env")}` }] }],
+        Stop: [{ hooks: [{ type: "command", command: `env > ${join(root, "project.env")}` }] }]
+      })
+      const settings = { ...base, hooks: base.hooks.map((h) => (h.event === "Stop" ? { ...h, project: true } : h)) }
+      yield* Effect.gen(function*() {
+        const t = yield* TestKit.agent({ session: { _tag: "New", cwd: root } })
+        yield* t.prompt("go")
+      }).pipe(Effect.provide(layer(root, [Scripted.text("done")], settings, [])))
+      expect(readFileSync(join(root, "user.env"), "utf8")).toContain("GITHUB_TOKEN=ghp_bridgeUnitToken42")
+      const project = readFileSync(join(root, "project.env"), "utf8")
+      expect(project).not.toContain("GITHUB_TOKEN")
+      expect(project).toContain(`CLAUDE_PROJECT_DIR=${root}`)
+    }))
 })

@@ -101,7 +101,7 @@ describe("Claude Code settings through the CLI", () => {
           { text: "now really done" }
         ]
       }))
-      const r = yield* runCli(["run", "--provider", "scripted", "--script", "script.json", "--json", "--yes", "tidy up please"], { cwd: ws, home, env })
+      const r = yield* runCli(["run", "--provider", "scripted", "--script", "script.json", "--json", "--yes", "--trust-workspace", "tidy up please"], { cwd: ws, home, env })
       expect(r.code, r.stderr).toBe(0)
       const log = events(r.stdout)
       // UserPromptSubmit: plain stdout became context, with the bridge's source
@@ -137,7 +137,8 @@ describe("Claude Code settings through the CLI", () => {
           { text: "done" }
         ]
       }))
-      const r = yield* runCli(["run", "--provider", "scripted", "--script", "script.json", "--json", "go"], { cwd: ws, home, env })
+      // the workspace's own allow rule applies once its configuration is approved (issue 26)
+      const r = yield* runCli(["run", "--provider", "scripted", "--script", "script.json", "--json", "--trust-workspace", "go"], { cwd: ws, home, env })
       expect(r.code, r.stderr).toBe(0)
       const log = events(r.stdout)
       expect(ofType(log, "permission/decision").map((e) => [e.data.decision, e.data.rule])).toEqual([
