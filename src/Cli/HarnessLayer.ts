@@ -169,7 +169,14 @@ const compose = (setup: Setup, settings: Settings.Loaded) => {
     })
   ).pipe(Layer.provideMerge(Llm.layer))
   const permissionMode = setup.permissionMode ?? settings.defaultMode ?? "default"
-  const permissions = Permissions.layer({ cwd: setup.cwd, settings, mode: setup.permissionMode, approval: setup.approval })
+  const permissions = Permissions.layer({
+    cwd: setup.cwd,
+    settings,
+    mode: setup.permissionMode,
+    approval: setup.approval,
+    // a hard ask (protected configuration, an unknowable command) needs a person at a prompt
+    canAsk: setup.prompt !== undefined
+  })
   const approvalService = setup.prompt === undefined
     ? Layer.empty
     : Approval.layer(setup.prompt, { width: terminalWidth }).pipe(Layer.provide(permissions))
@@ -185,7 +192,7 @@ const compose = (setup: Setup, settings: Settings.Loaded) => {
     Layer.mapError(
       BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }),
       (e) => usage(e.message)
-    ),
+    ).pipe(Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions)))),
     // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
     Layer.scopedDiscard(Effect.zipRight(
       setup.noHooks === true ? Effect.void : Bridge.install({ cwd: setup.cwd, settings, permissionMode }),

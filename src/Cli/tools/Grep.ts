@@ -12,7 +12,8 @@
  * {@link MAX_FILE_BYTES} are skipped silently; the shown text of a line is cut at
  * {@link MAX_LINE_CHARS} characters; `max_results` defaults to {@link DEFAULT_RESULTS} and is
  * clamped to {@link MAX_RESULTS}; when more lines match, a notice says so and the search stops
- * early; no match is a successful `No matches …` result; an invalid regex is `INVALID_PATTERN`.
+ * early; no match is a successful `No matches …` result; an invalid regex is `INVALID_PATTERN`;
+ * files hidden by a deny rule (`ReadFilter`) are never searched, with or without `path`.
  *
  * @since 0.1.0
  */
@@ -21,6 +22,7 @@ import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
 import * as Search from "./internal/Search.js"
+import * as ReadFilter from "./ReadFilter.js"
 import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
@@ -145,7 +147,8 @@ export const run = Effect.fn("Grep.run")(function*(params: Params) {
     glob: params.glob,
     max,
     maxFileBytes: MAX_FILE_BYTES,
-    maxLineChars: MAX_LINE_CHARS
+    maxLineChars: MAX_LINE_CHARS,
+    exclude: yield* ReadFilter.hidden
   })
   const results = found.lines
   const more = found.more
