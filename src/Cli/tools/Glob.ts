@@ -89,6 +89,8 @@ export const run = Effect.fn("Glob.run")(function*(params: Params) {
   const path = yield* Path.Path
   const workspace = yield* Workspace.Workspace
   const base = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
+  const exclude = yield* ReadFilter.hidden
+  if (exclude(base.relative)) return yield* Effect.fail(ToolError.make("PERMISSION_DENIED", ReadFilter.hiddenMessage(base.relative)))
   const baseInfo = yield* FileIo.stat(workspace.root, base)
   if (baseInfo.type !== "Directory") {
     return yield* Effect.fail(ToolError.make("NOT_A_DIRECTORY", `${base.relative} is not a directory`))
@@ -119,7 +121,6 @@ export const run = Effect.fn("Glob.run")(function*(params: Params) {
     }
     start = deeper
   }
-  const exclude = yield* ReadFilter.hidden
   const walked = yield* Search.glob({ root: workspace.root, base: base.relative, start: start.relative, pattern, exclude })
   const sorted = [...walked.files].sort((a, b) =>
     b.mtime - a.mtime || (a.relative < b.relative ? -1 : a.relative > b.relative ? 1 : 0)

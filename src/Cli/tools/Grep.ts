@@ -13,7 +13,8 @@
  * {@link MAX_LINE_CHARS} characters; `max_results` defaults to {@link DEFAULT_RESULTS} and is
  * clamped to {@link MAX_RESULTS}; when more lines match, a notice says so and the search stops
  * early; no match is a successful `No matches …` result; an invalid regex is `INVALID_PATTERN`;
- * files hidden by a deny rule (`ReadFilter`) are never searched, with or without `path`.
+ * files hidden by a deny rule (`ReadFilter`) are never searched, with or without `path` (a hidden
+ * `path` is `PERMISSION_DENIED`).
  *
  * @since 0.1.0
  */
@@ -135,6 +136,8 @@ export const run = Effect.fn("Grep.run")(function*(params: Params) {
   })
   const max = Math.min(params.max_results ?? DEFAULT_RESULTS, MAX_RESULTS)
   const base = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
+  const exclude = yield* ReadFilter.hidden
+  if (exclude(base.relative)) return yield* Effect.fail(ToolError.make("PERMISSION_DENIED", ReadFilter.hiddenMessage(base.relative)))
   const info = yield* FileIo.stat(workspace.root, base)
   if (info.type === "Other" || (info.type === "File" && base.relative === ".")) {
     return yield* Effect.fail(ToolError.make("NOT_A_FILE", `${base.relative} is not a regular file or directory`))
@@ -148,7 +151,7 @@ export const run = Effect.fn("Grep.run")(function*(params: Params) {
     max,
     maxFileBytes: MAX_FILE_BYTES,
     maxLineChars: MAX_LINE_CHARS,
-    exclude: yield* ReadFilter.hidden
+    exclude
   })
   const results = found.lines
   const more = found.more

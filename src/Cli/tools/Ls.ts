@@ -83,6 +83,7 @@ export const run = Effect.fn("Ls.run")(function*(params: Params) {
   const target = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
   const display = target.relative
   const hidden = yield* ReadFilter.hidden
+  if (hidden(display)) return yield* Effect.fail(ToolError.make("PERMISSION_DENIED", ReadFilter.hiddenMessage(display)))
   const listed = yield* Effect.scoped(Effect.gen(function*() {
     const fd = yield* FileIo.open(workspace.root, target)
     const info = yield* FileIo.fstat(fd, display)
