@@ -14,7 +14,8 @@
  * followed). A HARD ask is one that only a person may answer: `write` / `edit` of a protected
  * configuration path (`ProtectedPaths`: `.claude/`, `.mcp.json`, `.git/hooks`, …, on the resolved
  * or the lexical path) whatever the mode, allow rules or `--yes`, and a bash command whose program
- * cannot be known (`$(…)`, `eval`, unparsable) while a bash deny rule exists. Nobody to ask → denied
+ * cannot be known (`$(…)`, `eval`, unparsable) or that runs code it does not show (`sh script`,
+ * `… | sh`, `source`) while a bash deny rule exists. Nobody to ask → denied
  * with the reason; "always allow" is never offered for it.
  *
  * Logging (follows how the loop logs approval decisions: the reason travels with the decision and
@@ -46,6 +47,7 @@ import * as PermissionRule from "./PermissionRule.js"
 import * as ProtectedPaths from "./ProtectedPaths.js"
 import type * as Settings from "./Settings.js"
 import * as SettingsFile from "./SettingsFile.js"
+import type * as ShellCommand from "./ShellCommand.js"
 import * as ShellParser from "./ShellParser.js"
 
 declare module "../../Session/SessionEvent.js" {
@@ -197,7 +199,7 @@ export const decideWith = (
   const ask = restricting("ask")
   if (ask !== undefined) return named(ask, "ask", `the permission rule "${ask.entry.text}" asks before running`)
   const shell = facts?.shell
-  if (name === "bash" && shell !== undefined && shell.unknowable.length > 0) {
+  if (name === "bash" && shell !== undefined && (shell.unknowable.length > 0 || shell.opaque.length > 0)) {
     const guard = rules.find((p) => p.entry.kind === "deny" && PermissionRule.coversTool(p.rule, "bash"))
     if (guard !== undefined) return { ...named(guard, "ask", unknowableReason(shell, guard.entry.text)), hard: true }
   }
@@ -224,8 +226,8 @@ export const decideWith = (
   return byMode("allow", "allowed by default")
 }
 
-const unknowableReason = (shell: { readonly unknowable: ReadonlyArray<string> }, rule: string): string =>
-  `what this command runs cannot be known (${shell.unknowable.join("; ")}), so the permission rule "${rule}" ` +
+const unknowableReason = (shell: ShellCommand.Analysis, rule: string): string =>
+  `what this command runs cannot be known (${[...shell.unknowable, ...shell.opaque].join("; ")}), so the permission rule "${rule}" ` +
   `cannot be checked; only a person may approve it`
 
 /** the protected configuration path a write would touch (resolved or lexical), for the question */

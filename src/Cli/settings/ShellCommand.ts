@@ -13,9 +13,12 @@
  * command `rm` (a documented alias).
  *
  * UNKNOWABLE (listed in {@link Analysis.unknowable}): a command name or a wrapper's target that is
- * not a literal word (`$(echo rm) x`, `` `echo rm` ``, `$CMD x`, `r*m`), `eval`, `source` / `.`,
- * a shell that reads its commands from a file or its input, `alias`, options of a wrapper that are
- * not understood, and input the parser does not accept. Interpreters with inline code
+ * not a literal word (`$(echo rm) x`, `` `echo rm` ``, `$CMD x`, `r*m`), `eval`, options of a
+ * wrapper that are not understood, and input the parser does not accept. OPAQUE (listed in
+ * {@link Analysis.opaque}): shell code that exists but is not in the command: `source` / `.`, a
+ * shell reading a script file or its input (`sh wait.sh`, `… | sh`), `alias`. Both mean a deny
+ * rule cannot be checked; an allow rule that names the command (`Bash(sh wait.sh)`) may still
+ * cover an opaque one, never an unknowable one. Interpreters with inline code
  * (`python -c`, `perl -e`, `node -e`, `ruby -e`) and programs that delete files themselves are the
  * documented limit: they are ordinary commands here.
  *
@@ -65,6 +68,8 @@ export interface Analysis {
   readonly invocations: ReadonlyArray<Invocation>
   /** why some of what runs cannot be known (empty when everything is known) */
   readonly unknowable: ReadonlyArray<string>
+  /** shell code that runs but is not in the command (a script file, the input of a shell) */
+  readonly opaque: ReadonlyArray<string>
   /** redirections that write to a file (targets as written) */
   readonly writes: ReadonlyArray<string>
   /** the command contains command or process substitution */
@@ -168,6 +173,7 @@ interface Word {
 interface Collector {
   readonly invocations: Array<Invocation>
   readonly unknowable: Array<string>
+  readonly opaque: Array<string>
   readonly writes: Array<string>
   substitution: boolean
 }
@@ -372,7 +378,7 @@ const wordsOf = (node: SyntaxNode): ReadonlyArray<Word> =>
  * @category utils
  */
 export const analyze = (command: string, parse: Parse): Analysis => {
-  const out: Collector = { invocations: [], unknowable: [], writes: [], substitution: false }
+  const out: Collector = { invocations: [], unknowable: [], opaque: [], writes: [], substitution: false }
   const parseInto = (text: string, depth: number): void => {
     if (depth > MAX_DEPTH) {
       out.unknowable.push("the command nests shells or wrappers too deeply")
@@ -413,17 +419,17 @@ export const analyze = (command: string, parse: Parse): Analysis => {
       return
     }
     if (name === "source" || name === ".") {
-      out.unknowable.push(`${name} runs the commands of a file`)
+      out.opaque.push(`${name} runs the commands of a file`)
       return
     }
     if (name === "alias" && args.length > 0) {
-      out.unknowable.push("alias can rename a program")
+      out.opaque.push("alias can rename a program")
       return
     }
     if (SHELLS.has(name)) {
       const s = shellString(name, args)
       if (typeof s === "string") out.unknowable.push(s)
-      else if (s === null) out.unknowable.push(`${name} runs commands from a file or its input`)
+      else if (s === null) out.opaque.push(`${name} runs commands from a file or its input`)
       else if (s.value === undefined) out.unknowable.push(`the command string of ${name} -c is not literal (${s.raw})`)
       else parseInto(s.value, depth + 1)
       return
@@ -451,7 +457,7 @@ export const analyze = (command: string, parse: Parse): Analysis => {
     }
     if (rest.length > 0) invocation(rest, depth + 1)
     else if (name === "sudo" && args.some((a) => a.value === "-s" || a.value === "-i" || a.value === "--shell" || a.value === "--login")) {
-      out.unknowable.push("sudo starts a shell that reads commands from its input")
+      out.opaque.push("sudo starts a shell that reads commands from its input")
     }
   }
   parseInto(command, 0)

@@ -106,6 +106,7 @@ export const parserOf = (language: TreeSitterModule.Language): ShellCommand.Pars
 const unavailable = (reason: string): ShellCommand.Analysis => ({
   invocations: [],
   unknowable: [reason],
+  opaque: [],
   writes: [],
   substitution: false
 })

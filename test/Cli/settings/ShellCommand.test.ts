@@ -63,6 +63,12 @@ describe("ShellCommand: what a bash command runs (issue 26)", () => {
       const open = yield* engine({ allow: ["Bash(eval:*)"] }, "auto")
       expect(yield* open.decide("bash", bash("eval rm x"))).toMatchObject({ decision: "ask", rule: "mode:default" })
       expect((yield* open.decide("bash", bash("eval rm x"))).hard).toBeUndefined()
+      // code in a file or a shell's input: an allow rule naming the command covers it, a deny rule makes it a hard ask
+      const script = yield* engine({ allow: ["Bash(sh wait.sh)"] }, "deny")
+      expect(yield* script.decide("bash", bash("sh wait.sh"))).toMatchObject({ decision: "allow" })
+      expect(yield* script.decide("bash", bash("sh other.sh"))).toMatchObject({ decision: "ask", rule: "mode:default" })
+      const guardedScript = yield* engine({ allow: ["Bash(sh wait.sh)"], deny: ["Bash(rm:*)"] }, "deny")
+      expect(yield* guardedScript.decide("bash", bash("sh wait.sh"))).toMatchObject({ decision: "ask", hard: true })
     }))
 
   it.effect("[issue 26] allow rules never cover writing redirections, substitutions or unknowable programs", () =>
@@ -111,7 +117,8 @@ describe("ShellCommand: what a bash command runs (issue 26)", () => {
       expect(words(sub)).toContain("rm x")
       expect((yield* a("echo 'unterminated")).unknowable).toEqual(["the command is not valid shell syntax"])
       expect((yield* a("env --frobnicate rm x")).unknowable[0]).toContain("not understood")
-      expect((yield* a("bash script.sh")).unknowable[0]).toContain("runs commands from a file")
+      expect((yield* a("bash script.sh")).opaque[0]).toContain("runs commands from a file")
+      expect((yield* a("bash script.sh")).unknowable).toEqual([])
       const deep = `${"sh -c ".repeat(1)}'${"sh -c \"".repeat(1)}rm x\"'`
       expect(words(yield* a(deep))).toContain("rm x")
       // interpreters with inline code are the documented limit: ordinary commands
