@@ -6,12 +6,18 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Cli from "../support/Cli.js"
 import { RM_SPELLINGS } from "./RmSpellings.js"
 
 const TIMEOUT = 120_000
+
+const scriptAvailable = spawnSync("script", ["--version"], { stdio: "ignore" }).status === 0
+if (!scriptAvailable) console.warn("attack/Rules: script(1) is not available; the terminal question test is skipped")
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
 interface Call {
   readonly name: string
@@ -181,6 +187,46 @@ describe("attack: permission rules against shell spellings, redirections, modes 
         expect(leaks, "calls that showed the secret").toEqual([])
         // the rest of the workspace stays readable
         expect(results[9]!.text).toContain("readme.md")
+      }),
+    TIMEOUT
+  )
+
+  it.scopedLive.skipIf(!scriptAvailable)(
+    "[issue 26] at a terminal, --yes still asks a person about an unknowable command under a deny rule and about .mcp.json, without \"always\"",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* Cli.tempDir("harness-attack-home-")
+        const work = yield* Cli.tempDir("harness-attack-ws-")
+        const bundle = yield* Cli.bundle
+        writeFileSync(join(work, "x"), "precious\n")
+        const scriptFile = join(home, "attack-script.json")
+        writeFileSync(scriptFile, script([bash("eval rm x"), { name: "write", args: { file_path: ".mcp.json", content: "{}" } }]))
+        const command = `${quote(process.execPath)} ${quote(bundle)} run --yes --disallowed-tools ${quote("bash(rm:*)")} ` +
+          `--script ${quote(scriptFile)} go`
+        const output = yield* Effect.async<string>((resume) => {
+          const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: work, env: Cli.cleanEnv(home) })
+          let text = ""
+          let answered = 0
+          child.stdout.setEncoding("utf8")
+          child.stdout.on("data", (d: string) => {
+            text += d
+            // answer each question "n" once it is on the screen
+            const asked = (text.match(/\[y(\/[a-z])*\/N\]/g) ?? []).length
+            while (answered < asked) {
+              answered++
+              setTimeout(() => child.stdin.write("n\r"), 250)
+            }
+          })
+          child.stdin.on("error", () => {})
+          child.on("close", () => resume(Effect.succeed(text)))
+          return Effect.sync(() => void child.kill("SIGKILL"))
+        }).pipe(Effect.timeout("60 seconds"), Effect.orDie)
+        const questions = output.match(/\[y(\/[a-z])*\/N\]/g) ?? []
+        expect(questions, output).toEqual(["[y/N]", "[y/N]"])
+        expect(output).toContain("cannot be known")
+        expect(output).toContain("harness or git configuration")
+        expect(readFileSync(join(work, "x"), "utf8")).toBe("precious\n")
+        expect(existsSync(join(work, ".mcp.json"))).toBe(false)
       }),
     TIMEOUT
   )
