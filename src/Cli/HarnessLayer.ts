@@ -206,7 +206,9 @@ const compose = (
     settings,
     mode: setup.permissionMode,
     approval: setup.approval,
-    onProjectWrite: workspace.onProjectWrite
+    onProjectWrite: workspace.onProjectWrite,
+    // a hard ask (protected configuration, an unknowable command) needs a person at a prompt
+    canAsk: setup.prompt !== undefined
   })
   const approvalService = setup.prompt === undefined
     ? Layer.empty
@@ -223,7 +225,7 @@ const compose = (
     Layer.mapError(
       BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }),
       (e) => usage(e.message)
-    ),
+    ).pipe(Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions)))),
     // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
     Layer.scopedDiscard(Effect.zipRight(
       setup.noHooks === true ? Effect.void : Bridge.install({ cwd: setup.cwd, settings, permissionMode }),

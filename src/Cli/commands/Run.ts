@@ -261,7 +261,8 @@ export const command = Command.make(
         cwd,
         store: args.store,
         approval,
-        prompt: approval === "ask" ? Approval.terminalPrompt(process.stdin, process.stderr) : undefined,
+        // with --yes on a terminal the prompt still answers what only a person may approve (hard asks)
+        prompt: interactive ? Approval.terminalPrompt(process.stdin, process.stderr) : undefined,
         workspaceTrust: CommonOptions.workspaceTrustOf(args, consent),
         consentPrompt: consent ? CommonOptions.yesNo(Approval.terminalPrompt(process.stdin, process.stderr)) : undefined,
         mcpConfig: args.mcpConfig,

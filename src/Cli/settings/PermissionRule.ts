@@ -5,21 +5,27 @@
  *   Code names map case-insensitively onto the built-in tools; `Edit` also covers `write`, `Read`
  *   also covers `ls`, `glob` and `grep` (the read-only file tools), as in Claude Code. An MCP
  *   server name alone (`mcp__fs`) matches every tool of that server.
- * - `Bash(npm test:*)`: the command starts with `npm test` (then ends or continues with a space);
- *   `Bash(git status)`: the command is exactly `git status`.
+ * - `Bash(npm test:*)`: a command whose words start with `npm test`; `Bash(git status)`: exactly
+ *   the words `git status`. Commands are matched as a shell would run them (see `ShellCommand`):
+ *   every simple command anywhere in the tree, assignments stripped, unquoted, through wrappers
+ *   (`env`, `xargs`, `bash -c`, `find -exec`, …); `find -delete` counts as `rm`.
  * - `Edit(src/**)`, `Read(./secrets/**)`: gitignore-style globs over the path relative to the
  *   workspace (a pattern without `/` matches in any directory; a leading `./` or `/` anchors it at
  *   the workspace root). A path outside the workspace never matches.
  *
- * [DECISION] (0008) compound commands: `a && b`, `a; b`, `a | b`, … match an ALLOW rule only when
- * every part matches an allow rule, and never when they contain command substitution (`$(…)`,
- * backticks, `<(…)`); a DENY or ASK rule matches when any part matches. So `npm test && rm -rf x`
- * is not allowed by `Bash(npm test:*)` and is denied by `Bash(rm:*)`.
+ * [DECISION] (0008, issue 26) a DENY or ASK rule matches when any simple command (or any command
+ * a wrapper runs, or the program's base name: `/bin/rm` is `rm`) matches, and a path rule when the
+ * lexical path, the resolved path (links followed, as the tool follows them) or a directory above
+ * either matches. An ALLOW rule covers a command only when every simple command and every command
+ * a wrapper runs matches an allow rule as spelled (`./git` is not `git`), nothing is unknowable,
+ * there is no command or process substitution and no redirection writes a file (`>/dev/null` and
+ * `2>&1` are fine); a path allow rule matches the resolved path only.
  *
  * @since 0.1.0
  */
 import type { Json } from "../../Llm/Json.js"
 import * as GlobPattern from "../tools/internal/GlobPattern.js"
+import type * as ShellCommand from "./ShellCommand.js"
 
 /**
  * A parsed rule.
@@ -90,25 +96,47 @@ const field = (args: Json, key: string): string | undefined => {
 }
 
 /**
- * Splits a shell command into its simple commands (on `&&`, `||`, `;`, `|`, `&` and newlines),
- * and says whether it contains command substitution. Quote-unaware on purpose: over-splitting can
- * only make an allow rule fail to match (the user is asked) or a deny rule match.
+ * What the matching knows beyond the arguments: the analysis of a bash command, and the
+ * workspace-relative path a file tool will really use (links followed; `undefined` when it is
+ * outside the workspace or cannot be resolved).
  *
  * @since 0.1.0
- * @category utils
+ * @category models
  */
-export const splitCommand = (command: string): { readonly parts: ReadonlyArray<string>; readonly substitution: boolean } => ({
-  parts: command.split(/&&|\|\||[;|&\n]/).map((p) => p.trim()).filter((p) => p !== ""),
-  substitution: /\$\(|`|<\(|>\(/.test(command)
-})
+export interface Facts {
+  readonly shell?: ShellCommand.Analysis | undefined
+  readonly resolved?: string | undefined
+}
 
-const commandMatches = (pattern: string, command: string): boolean => {
-  const c = command.trim()
-  if (pattern.endsWith(":*")) {
-    const prefix = pattern.slice(0, -2).trim()
-    return c === prefix || c.startsWith(`${prefix} `) || (prefix.endsWith(" ") && c.startsWith(prefix))
-  }
-  return c === pattern
+const patternWords = (pattern: string): { readonly prefix: boolean; readonly words: ReadonlyArray<string> } => {
+  const prefix = pattern.endsWith(":*")
+  const body = prefix ? pattern.slice(0, -2) : pattern
+  return { prefix, words: body.trim().split(/\s+/).filter((w) => w !== "") }
+}
+
+const baseName = (program: string): string => program.slice(program.lastIndexOf("/") + 1) || program
+
+/**
+ * `true` when a bash pattern (`rm:*`, `git status`) matches one invocation. For `allow` the
+ * program must be spelled as in the rule and every compared word must be literal; for `restrict`
+ * the program's base name counts too and a word that is not literal may be anything.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const invocationMatches = (pattern: string, invocation: ShellCommand.Invocation, purpose: Purpose): boolean => {
+  const { prefix, words } = patternWords(pattern)
+  const [program, ...rest] = words
+  if (program === undefined) return false
+  const named = purpose === "allow"
+    ? invocation.spelled === program
+    : invocation.spelled === program || invocation.name === program || invocation.name === baseName(program)
+  if (!named) return false
+  if (invocation.args.length < rest.length || (!prefix && invocation.args.length !== rest.length)) return false
+  return rest.every((word, i) => {
+    const arg = invocation.args[i]
+    return arg === undefined ? purpose === "restrict" : arg === word
+  })
 }
 
 const globCache = new Map<string, RegExp>()
@@ -145,6 +173,34 @@ const pathArgument = (name: string, args: Json): string | undefined =>
   field(args, "file_path") ?? field(args, "path") ?? (READ_ONLY_TOOLS.has(name) ? "." : undefined)
 
 /**
+ * The path argument of a file tool call (`file_path`, else `path`, else `.` for the read-only
+ * tools), as given.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const pathOf = (name: string, args: Json): string | undefined => pathArgument(name.toLowerCase(), args)
+
+/**
+ * The `command` argument of a bash call.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const commandOf = (args: Json): string | undefined => field(args, "command")
+
+/**
+ * The workspace-relative lexical form of a call's `file_path` (`undefined` outside `cwd`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const lexicalPath = (cwd: string, args: Json): string | undefined => {
+  const target = field(args, "file_path")
+  return target === undefined ? undefined : relativePath(cwd, target)
+}
+
+/**
  * What a rule is matched for: `allow` rules need every part of a compound command to match.
  *
  * @since 0.1.0
@@ -162,48 +218,74 @@ export const coversTool = (rule: Rule, name: string): boolean =>
   rule.tools.includes(name.toLowerCase()) ||
   (rule.mcpServer && rule.tools.some((t) => name.startsWith(`${t.replace(/__\*$/, "")}__`)))
 
+const ancestorsAndSelf = (rel: string): ReadonlyArray<string> => {
+  const parts = rel.split("/")
+  return parts.map((_, i) => parts.slice(0, i + 1).join("/"))
+}
+
 /**
- * `true` when `rule` matches the call `name(args)` in the workspace `cwd`. For an allow-purpose
- * bash match, `allowRules` are all the allow rules (each part of a compound command must match
- * one of them).
+ * `true` when a path pattern matches a workspace-relative path or, for `restrict`, a directory
+ * above it (`Read(secrets)` covers `secrets/key`).
  *
  * @since 0.1.0
  * @category predicates
  */
-export const matches = (rule: Rule, name: string, args: Json, cwd: string, purpose: Purpose): boolean => {
+export const pathMatches = (pattern: string, rel: string, purpose: Purpose): boolean => {
+  const re = globOf(pattern)
+  return purpose === "allow" ? re.test(rel) : ancestorsAndSelf(rel).some((p) => re.test(p))
+}
+
+/**
+ * `true` when `rule` matches the call `name(args)` in the workspace `cwd`, knowing `facts`.
+ * A bash pattern without `facts.shell` matches every command for `restrict` and none for
+ * `allow`; without `facts` at all, a path rule sees the lexical path only.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const matches = (
+  rule: Rule,
+  name: string,
+  args: Json,
+  cwd: string,
+  purpose: Purpose,
+  facts?: Facts
+): boolean => {
   if (!coversTool(rule, name)) return false
   if (rule.pattern === undefined) return true
   const pattern = rule.pattern
   if (name === "bash") {
-    const command = field(args, "command")
-    if (command === undefined) return false
-    const { parts, substitution } = splitCommand(command)
-    if (purpose === "allow") {
-      return !substitution && parts.length > 0 && parts.every((p) => commandMatches(pattern, p))
-    }
-    return commandMatches(pattern, command) || parts.some((p) => commandMatches(pattern, p))
+    const shell = facts?.shell
+    if (shell === undefined) return purpose === "restrict"
+    if (purpose === "allow") return bashAllowedByAll([rule], shell) !== undefined
+    return shell.invocations.some((inv) => invocationMatches(pattern, inv, "restrict"))
   }
   const target = pathArgument(name.toLowerCase(), args)
   if (target === undefined) return false
-  const rel = relativePath(cwd, target)
-  if (rel === undefined) return false
-  return globOf(pattern).test(rel)
+  const lexical = relativePath(cwd, target)
+  if (facts === undefined) return lexical !== undefined && pathMatches(pattern, lexical, purpose)
+  const resolved = facts.resolved
+  if (purpose === "allow") return resolved !== undefined && pathMatches(pattern, resolved, "allow")
+  return [lexical, resolved].some((rel) => rel !== undefined && pathMatches(pattern, rel, "restrict"))
 }
 
 /**
- * `true` when every part of a bash command is allowed by some allow rule (compound commands).
+ * The first allow rule when every part of an analysed bash command is allowed: nothing
+ * unknowable, no substitution, no redirection that writes a file, and every invocation (each
+ * simple command and each command a wrapper runs) matched by one of `rules`.
  *
  * @since 0.1.0
  * @category predicates
  */
-export const bashAllowedByAll = (rules: ReadonlyArray<Rule>, args: Json): Rule | undefined => {
-  const command = field(args, "command")
-  if (command === undefined) return undefined
-  const { parts, substitution } = splitCommand(command)
-  if (substitution || parts.length === 0) return undefined
+export const bashAllowedByAll = (rules: ReadonlyArray<Rule>, shell: ShellCommand.Analysis): Rule | undefined => {
+  if (shell.unknowable.length > 0 || shell.substitution || shell.writes.length > 0 || shell.invocations.length === 0) {
+    return undefined
+  }
   let first: Rule | undefined
-  for (const part of parts) {
-    const rule = rules.find((r) => matches(r, "bash", { command: part }, "/", "allow"))
+  for (const invocation of shell.invocations) {
+    const rule = rules.find((r) =>
+      coversTool(r, "bash") && (r.pattern === undefined || invocationMatches(r.pattern, invocation, "allow"))
+    )
     if (rule === undefined) return undefined
     first ??= rule
   }
@@ -211,22 +293,23 @@ export const bashAllowedByAll = (rules: ReadonlyArray<Rule>, args: Json): Rule |
 }
 
 /**
- * The rule a user can choose to "always allow" for a call: `Bash(<first words>:*)` for a simple
- * command (program plus sub-command when the second word looks like one), the exact command for
- * a compound one; `Edit(<path>)` / `Write(<path>)` for file tools; the bare tool name otherwise.
+ * The rule a user can choose to "always allow" for a call: `Bash(<program> [<sub-command>]:*)`
+ * for one simple command that an allow rule could cover (program plus sub-command when the second
+ * word looks like one), the exact command otherwise; `Edit(<path>)` / `Write(<path>)` for file
+ * tools; the bare tool name otherwise.
  *
  * @since 0.1.0
  * @category utils
  */
-export const suggest = (name: string, args: Json, cwd: string): string => {
+export const suggest = (name: string, args: Json, cwd: string, shell?: ShellCommand.Analysis): string => {
   if (name === "bash") {
     const command = (field(args, "command") ?? "").trim()
-    const { parts, substitution } = splitCommand(command)
-    if (substitution || parts.length !== 1 || command.includes("\n") || /[()]/.test(command)) {
-      return `Bash(${command})`
-    }
-    const words = command.split(/\s+/)
-    const head = words[1] !== undefined && /^[a-z][a-z0-9-]*$/.test(words[1]) ? `${words[0]} ${words[1]}` : words[0]
+    const only = shell !== undefined && shell.invocations.length === 1 && bashAllowedByAll([wildcard], shell) !== undefined
+      ? shell.invocations[0]
+      : undefined
+    if (only === undefined || command.includes("\n") || /[()]/.test(command)) return `Bash(${command})`
+    const sub = only.args[0]
+    const head = sub !== undefined && /^[a-z][a-z0-9-]*$/.test(sub) ? `${only.spelled} ${sub}` : only.spelled
     return `Bash(${head}:*)`
   }
   if (name === "edit" || name === "write") {
@@ -237,3 +320,5 @@ export const suggest = (name: string, args: Json, cwd: string): string => {
   }
   return name
 }
+
+const wildcard: Rule = { text: "Bash", tools: ["bash"], mcpServer: false, pattern: undefined }

@@ -2,11 +2,21 @@
  * The permission engine (HB-12): rules from the settings files plus the permission mode decide,
  * for every tool call, allow / deny / ask, and every decision names the rule that made it.
  *
- * Order: deny rules → `plan` mode (only read-only tools) → ask rules → allow rules → the mode's
- * default (`default`: `write`/`edit`/`bash` ask, everything else is allowed; `acceptEdits`: `write`
- * and `edit` allowed too; `bypassPermissions`: everything allowed). An `ask` is then resolved by
- * the approval mode of the CLI: `--yes` allows it, no terminal denies it (with a reason the model
- * can read), a terminal asks the user (`Loop/Approval`).
+ * Order: deny rules → `plan` mode (only read-only tools) → protected configuration (a hard ask) →
+ * ask rules → an unknowable bash command under a bash deny rule (a hard ask) → allow rules → the
+ * mode's default (`default`: `write`/`edit`/`bash` ask, everything else is allowed;
+ * `acceptEdits`: `write` and `edit` allowed too; `bypassPermissions`: everything allowed). An
+ * `ask` is then resolved by the approval mode of the CLI: `--yes` allows it, no terminal denies it
+ * (with a reason the model can read), a terminal asks the user (`Loop/Approval`).
+ *
+ * Rules see what really runs (issue 26): a bash command is parsed (`ShellParser`, `ShellCommand`)
+ * and a file tool's path is resolved by the workspace as the tool will resolve it (links
+ * followed). A HARD ask is one that only a person may answer: `write` / `edit` of a protected
+ * configuration path (`ProtectedPaths`: `.claude/`, `.mcp.json`, `.git/hooks`, …, on the resolved
+ * or the lexical path) whatever the mode, allow rules or `--yes`, and a bash command whose program
+ * cannot be known (`$(…)`, `eval`, unparsable) or that runs code it does not show (`sh script`,
+ * `… | sh`, `source`) while a bash deny rule exists. Nobody to ask → denied
+ * with the reason; "always allow" is never offered for it.
  *
  * Logging (follows how the loop logs approval decisions: the reason travels with the decision and
  * a denial becomes the call's error result) plus one `permission/decision {turn, step, callId,
@@ -19,19 +29,26 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import type { Json } from "../../Llm/Json.js"
 import * as ToolHooks from "../../Loop/ToolHooks.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import type * as Approval from "../tools/Approval.js"
+import * as ReadFilter from "../tools/ReadFilter.js"
+import * as Workspace from "../tools/Workspace.js"
 import * as AgentSessions from "./AgentSessions.js"
 import * as PermissionRule from "./PermissionRule.js"
+import * as ProtectedPaths from "./ProtectedPaths.js"
 import type * as Settings from "./Settings.js"
 import * as SettingsFile from "./SettingsFile.js"
+import type * as ShellCommand from "./ShellCommand.js"
+import * as ShellParser from "./ShellParser.js"
 
 declare module "../../Session/SessionEvent.js" {
   interface SessionEventMap {
@@ -62,6 +79,8 @@ export interface Decision {
   readonly origin: string
   /** the text the model reads for a denial, or the question for an ask */
   readonly reason: string
+  /** an ask only a person may answer: never by `--yes`, a mode or a rule, never "always" */
+  readonly hard?: true
 }
 
 interface Parsed {
@@ -81,6 +100,10 @@ export interface Service {
   readonly decide: (name: string, args: Json) => Effect.Effect<Decision>
   /** decides and resolves an ask with the approval mode */
   readonly resolve: (name: string, args: Json) => Effect.Effect<Decision>
+  /** the rule offered for "always allow" at a question about this call (none for a hard ask) */
+  readonly suggest: (name: string, args: Json) => Effect.Effect<string | undefined>
+  /** `true` when a read-only tool must not show this resolved workspace-relative path (deny rules) */
+  readonly hiddenFromReads: (relative: string) => boolean
   /** "always allow": adds `rule` for this session, or also writes it to the project-local settings */
   readonly remember: (rule: string, scope: "session" | "project") => Effect.Effect<void, SettingsFile.SettingsError>
   /** the workspace root */
@@ -110,6 +133,8 @@ export interface Options {
   readonly approval: Approval.Mode
   /** runs after an "always for this project" rule was written (re-records the workspace's approval) */
   readonly onProjectWrite?: Effect.Effect<void, never, FileSystem.FileSystem> | undefined
+  /** a person can answer a question (default: when `approval` is `ask`); a hard ask needs one */
+  readonly canAsk?: boolean | undefined
 }
 
 const parseAll = (entries: ReadonlyArray<Settings.RuleEntry>): { parsed: Array<Parsed>; warnings: Array<string> } => {
@@ -125,8 +150,11 @@ const parseAll = (entries: ReadonlyArray<Settings.RuleEntry>): { parsed: Array<P
 
 const MUTATING = new Set(["write", "edit", "bash"])
 
+const FILE_TOOLS: ReadonlySet<string> = new Set(["read", "write", "edit", "ls", "glob", "grep"])
+
 /**
- * The pure decision of HB-12 (before resolving an ask).
+ * The pure decision of HB-12 (before resolving an ask), knowing what the call really does
+ * (`facts`: the analysed bash command, the resolved path).
  *
  * @since 0.1.0
  * @category utils
@@ -136,7 +164,8 @@ export const decideWith = (
   mode: SettingsFile.PermissionMode,
   cwd: string,
   name: string,
-  args: Json
+  args: Json,
+  facts?: PermissionRule.Facts
 ): Decision => {
   const named = (p: Parsed, decision: Decision["decision"], reason: string): Decision => ({
     decision,
@@ -144,7 +173,9 @@ export const decideWith = (
     origin: p.entry.origin,
     reason
   })
-  const deny = rules.find((p) => p.entry.kind === "deny" && PermissionRule.matches(p.rule, name, args, cwd, "restrict"))
+  const restricting = (kind: Settings.RuleEntry["kind"]) =>
+    rules.find((p) => p.entry.kind === kind && PermissionRule.matches(p.rule, name, args, cwd, "restrict", facts))
+  const deny = restricting("deny")
   if (deny !== undefined) {
     return named(deny, "deny", `denied by the permission rule "${deny.entry.text}" (${deny.entry.origin}); the call was not run`)
   }
@@ -156,17 +187,34 @@ export const decideWith = (
       reason: `plan mode allows only read-only tools (read, ls, glob, grep); "${name}" was not run`
     }
   }
-  const ask = rules.find((p) => p.entry.kind === "ask" && PermissionRule.matches(p.rule, name, args, cwd, "restrict"))
+  const protectedPath = PermissionRule.EDIT_TOOLS.has(name) ? protectedTarget(cwd, args, facts) : undefined
+  if (protectedPath !== undefined) {
+    return {
+      decision: "ask",
+      rule: "protected-path",
+      origin: "harness",
+      reason: `${protectedPath} is harness or git configuration that can run code outside the sandbox; ` +
+        `only a person may approve writing it`,
+      hard: true
+    }
+  }
+  const ask = restricting("ask")
   if (ask !== undefined) return named(ask, "ask", `the permission rule "${ask.entry.text}" asks before running`)
+  const shell = facts?.shell
+  if (name === "bash" && shell !== undefined && (shell.unknowable.length > 0 || shell.opaque.length > 0)) {
+    const guard = rules.find((p) => p.entry.kind === "deny" && PermissionRule.coversTool(p.rule, "bash"))
+    if (guard !== undefined) return { ...named(guard, "ask", unknowableReason(shell, guard.entry.text)), hard: true }
+  }
   const allows = rules.filter((p) => p.entry.kind === "allow")
   const allow = name === "bash"
     ? (() => {
       const bare = allows.find((p) => p.rule.pattern === undefined && PermissionRule.coversTool(p.rule, "bash"))
       if (bare !== undefined) return bare
-      const hit = PermissionRule.bashAllowedByAll(allows.filter((p) => PermissionRule.coversTool(p.rule, "bash")).map((p) => p.rule), args)
+      if (shell === undefined) return undefined
+      const hit = PermissionRule.bashAllowedByAll(allows.filter((p) => PermissionRule.coversTool(p.rule, "bash")).map((p) => p.rule), shell)
       return hit === undefined ? undefined : allows.find((p) => p.rule === hit)
     })()
-    : allows.find((p) => PermissionRule.matches(p.rule, name, args, cwd, "allow"))
+    : allows.find((p) => PermissionRule.matches(p.rule, name, args, cwd, "allow", facts))
   if (allow !== undefined) return named(allow, "allow", `allowed by the permission rule "${allow.entry.text}"`)
   const byMode = (decision: Decision["decision"], reason: string): Decision => ({
     decision,
@@ -179,6 +227,27 @@ export const decideWith = (
   if (MUTATING.has(name)) return byMode("ask", `tool "${name}" changes the workspace`)
   return byMode("allow", "allowed by default")
 }
+
+const unknowableReason = (shell: ShellCommand.Analysis, rule: string): string =>
+  `what this command runs cannot be known (${[...shell.unknowable, ...shell.opaque].join("; ")}), so the permission rule "${rule}" ` +
+  `cannot be checked; only a person may approve it`
+
+/** the protected configuration path a write would touch (resolved or lexical), for the question */
+const protectedTarget = (cwd: string, args: Json, facts: PermissionRule.Facts | undefined): string | undefined => {
+  if (facts?.resolved !== undefined && ProtectedPaths.isProtected(facts.resolved)) return facts.resolved
+  const lexical = PermissionRule.lexicalPath(cwd, args)
+  return lexical !== undefined && ProtectedPaths.isProtected(lexical) ? lexical : undefined
+}
+
+/**
+ * The reason given to the model when a hard ask (see {@link Decision.hard}) has nobody to answer it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const hardAskReason = (name: string, reason: string): string =>
+  `tool "${name}" needs a person's approval (${reason}), but nobody is there to answer; the call was not run ` +
+  `(--yes, permission modes and allow rules do not approve it)`
 
 /**
  * The reason given to the model when an ask cannot be put to anyone.
@@ -234,13 +303,38 @@ export const writeAllowRule = (
  */
 export const make = (
   options: Options
-): Effect.Effect<{ readonly service: Service; readonly warnings: ReadonlyArray<string> }, never, FileSystem.FileSystem> =>
+): Effect.Effect<
+  { readonly service: Service; readonly warnings: ReadonlyArray<string> },
+  never,
+  FileSystem.FileSystem | Path.Path
+> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const { parsed, warnings } = parseAll(options.settings.rules)
     const rules = yield* Ref.make<ReadonlyArray<Parsed>>(parsed)
     const mode = options.mode ?? options.settings.defaultMode ?? "default"
-    const decide = (name: string, args: Json) => Effect.map(Ref.get(rules), (rs) => decideWith(rs, mode, options.cwd, name, args))
+    const canAsk = options.canAsk ?? options.approval === "ask"
+    const parser = Option.getOrUndefined(yield* Effect.serviceOption(ShellParser.ShellParser)) ?? (yield* ShellParser.make)
+    const given = yield* Effect.serviceOption(Workspace.Workspace)
+    // without a workspace (a root that does not exist) path rules see the lexical path only
+    const workspace = Option.isSome(given)
+      ? given.value
+      : Option.getOrUndefined(yield* Effect.option(Workspace.make(options.cwd)))
+    const factsOf = (name: string, args: Json): Effect.Effect<PermissionRule.Facts | undefined> => {
+      if (name === "bash") {
+        const command = PermissionRule.commandOf(args)
+        return command === undefined ? Effect.succeed({}) : Effect.map(parser.analyze(command), (shell) => ({ shell }))
+      }
+      const target = FILE_TOOLS.has(name) ? PermissionRule.pathOf(name, args) : undefined
+      if (target === undefined || workspace === undefined) return Effect.succeed(undefined)
+      return Effect.map(Effect.option(workspace.resolve(target)), (r) => ({ resolved: Option.getOrUndefined(r)?.relative }))
+    }
+    const decide = (name: string, args: Json) =>
+      Effect.flatMap(factsOf(name, args), (facts) =>
+        Effect.map(Ref.get(rules), (rs) => decideWith(rs, mode, options.cwd, name, args, facts)))
+    const readDenials = parsed.filter((p) =>
+      p.entry.kind === "deny" && p.rule.pattern !== undefined && PermissionRule.coversTool(p.rule, "read")
+    )
     const service: Service = {
       mode,
       cwd: options.cwd,
@@ -248,10 +342,19 @@ export const make = (
       resolve: (name, args) =>
         Effect.map(decide(name, args), (d): Decision => {
           if (d.decision !== "ask") return d
+          if (d.hard === true) return canAsk ? d : { ...d, decision: "deny", reason: hardAskReason(name, d.reason) }
           if (options.approval === "auto") return { ...d, decision: "allow", rule: `${d.rule} + --yes`, reason: "allowed by --yes" }
           if (options.approval === "deny") return { ...d, decision: "deny", reason: nonInteractiveReason(name, d.rule) }
           return d
         }),
+      suggest: (name, args) =>
+        Effect.flatMap(factsOf(name, args), (facts) =>
+          Effect.map(Ref.get(rules), (rs) =>
+            decideWith(rs, mode, options.cwd, name, args, facts).hard === true
+              ? undefined
+              : PermissionRule.suggest(name, args, options.cwd, facts?.shell))),
+      hiddenFromReads: (relative) =>
+        readDenials.some((p) => p.rule.pattern !== undefined && PermissionRule.pathMatches(p.rule.pattern, relative, "restrict")),
       remember: (text, scope) =>
         Effect.gen(function*() {
           const rule = PermissionRule.parse(text)
@@ -327,7 +430,7 @@ export const install: Effect.Effect<
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<Permissions, never, FileSystem.FileSystem> =>
+export const layer = (options: Options): Layer.Layer<Permissions, never, FileSystem.FileSystem | Path.Path> =>
   Layer.effect(
     Permissions,
     Effect.gen(function*() {
@@ -336,3 +439,15 @@ export const layer = (options: Options): Layer.Layer<Permissions, never, FileSys
       return service
     })
   )
+
+/**
+ * The engine's deny rules as the read-only tools' {@link ReadFilter.ReadFilter}: `ls`, `glob`,
+ * `grep` and `read` never show a path a deny rule covering `read` hides.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const readFilter: Layer.Layer<ReadFilter.ReadFilter, never, Permissions> = Layer.effect(
+  ReadFilter.ReadFilter,
+  Effect.map(Permissions, (engine) => ReadFilter.ReadFilter.of({ hidden: engine.hiddenFromReads }))
+)

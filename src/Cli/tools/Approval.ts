@@ -12,7 +12,9 @@
  *   read and thrown away during a short settle window ({@link DEFAULT_DISCARD_MS}) before the
  *   question is printed, so a `y` typed early cannot answer it;
  * - besides yes/no, the user can "always allow" the suggested rule (`Bash(npm test:*)`, …) for
- *   this session (`a`) or for this project (`p`, written to `.effect-harness/settings.local.json`).
+ *   this session (`a`) or for this project (`p`, written to `.effect-harness/settings.local.json`),
+ *   except for a question only a person may answer (a protected configuration file, a command
+ *   whose program cannot be known: see `settings/Permissions`).
  *
  * End of input answers "cancelled": the call is denied and the model reads `approval was
  * cancelled`.
@@ -31,7 +33,6 @@ import type { Json } from "../../Llm/Json.js"
 import * as LoopApproval from "../../Loop/Approval.js"
 import * as ToolHooks from "../../Loop/ToolHooks.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
-import * as PermissionRule from "../settings/PermissionRule.js"
 import * as Permissions from "../settings/Permissions.js"
 
 /**
@@ -297,8 +298,9 @@ export const layer = (
       LoopApproval.Approval.of({
         ask: (request) =>
           Effect.gen(function*() {
+            // a hard ask (protected configuration, an unknowable command) never offers "always"
             const rule = permissions._tag === "Some" && prompt.answersAlways === true
-              ? PermissionRule.suggest(request.name, request.arguments, permissions.value.cwd)
+              ? yield* permissions.value.suggest(request.name, request.arguments)
               : undefined
             const rendered = render(request, {
               width: options.width?.() ?? 80,

@@ -9,7 +9,7 @@
  * `**\/*.ts` for any depth); results are root-relative paths sorted by modification time, newest
  * first (ties by path), at most {@link MAX_RESULTS} with a notice; an absolute pattern under the
  * root is made relative; a pattern containing a `..` segment is `INVALID_PATTERN`; no match is a
- * successful `No files matched …` result.
+ * successful `No files matched …` result; paths hidden by a deny rule (`ReadFilter`) are never listed.
  *
  * @since 0.1.0
  */
@@ -20,6 +20,7 @@ import * as FileIo from "./internal/FileIo.js"
 import * as GlobPattern from "./internal/GlobPattern.js"
 import type { Outcome } from "./internal/Outcome.js"
 import * as Search from "./internal/Search.js"
+import * as ReadFilter from "./ReadFilter.js"
 import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
@@ -88,6 +89,8 @@ export const run = Effect.fn("Glob.run")(function*(params: Params) {
   const path = yield* Path.Path
   const workspace = yield* Workspace.Workspace
   const base = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
+  const exclude = yield* ReadFilter.hidden
+  if (exclude(base.relative)) return yield* Effect.fail(ToolError.make("PERMISSION_DENIED", ReadFilter.hiddenMessage(base.relative)))
   const baseInfo = yield* FileIo.stat(workspace.root, base)
   if (baseInfo.type !== "Directory") {
     return yield* Effect.fail(ToolError.make("NOT_A_DIRECTORY", `${base.relative} is not a directory`))
@@ -118,7 +121,7 @@ export const run = Effect.fn("Glob.run")(function*(params: Params) {
     }
     start = deeper
   }
-  const walked = yield* Search.glob({ root: workspace.root, base: base.relative, start: start.relative, pattern })
+  const walked = yield* Search.glob({ root: workspace.root, base: base.relative, start: start.relative, pattern, exclude })
   const sorted = [...walked.files].sort((a, b) =>
     b.mtime - a.mtime || (a.relative < b.relative ? -1 : a.relative > b.relative ? 1 : 0)
   )

@@ -12,7 +12,9 @@
  * {@link MAX_FILE_BYTES} are skipped silently; the shown text of a line is cut at
  * {@link MAX_LINE_CHARS} characters; `max_results` defaults to {@link DEFAULT_RESULTS} and is
  * clamped to {@link MAX_RESULTS}; when more lines match, a notice says so and the search stops
- * early; no match is a successful `No matches …` result; an invalid regex is `INVALID_PATTERN`.
+ * early; no match is a successful `No matches …` result; an invalid regex is `INVALID_PATTERN`;
+ * files hidden by a deny rule (`ReadFilter`) are never searched, with or without `path` (a hidden
+ * `path` is `PERMISSION_DENIED`).
  *
  * @since 0.1.0
  */
@@ -21,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
 import * as Search from "./internal/Search.js"
+import * as ReadFilter from "./ReadFilter.js"
 import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
@@ -133,6 +136,8 @@ export const run = Effect.fn("Grep.run")(function*(params: Params) {
   })
   const max = Math.min(params.max_results ?? DEFAULT_RESULTS, MAX_RESULTS)
   const base = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
+  const exclude = yield* ReadFilter.hidden
+  if (exclude(base.relative)) return yield* Effect.fail(ToolError.make("PERMISSION_DENIED", ReadFilter.hiddenMessage(base.relative)))
   const info = yield* FileIo.stat(workspace.root, base)
   if (info.type === "Other" || (info.type === "File" && base.relative === ".")) {
     return yield* Effect.fail(ToolError.make("NOT_A_FILE", `${base.relative} is not a regular file or directory`))
@@ -145,7 +150,8 @@ export const run = Effect.fn("Grep.run")(function*(params: Params) {
     glob: params.glob,
     max,
     maxFileBytes: MAX_FILE_BYTES,
-    maxLineChars: MAX_LINE_CHARS
+    maxLineChars: MAX_LINE_CHARS,
+    exclude
   })
   const results = found.lines
   const more = found.more

@@ -5,7 +5,9 @@
  * Decisions (DEC-10): every entry is listed (hidden files too; `.gitignore` does not apply to a
  * direct listing); a symbolic link is shown as `name -> target` (with the link text as stored);
  * other special files are listed plainly; at most {@link MAX_ENTRIES} entries with a notice;
- * an empty directory reads as `(empty directory)`; a file path is `NOT_A_DIRECTORY`.
+ * an empty directory reads as `(empty directory)`; a file path is `NOT_A_DIRECTORY`; entries hidden
+ * by a deny rule (`ReadFilter`, on the real path: a listing through a link is filtered too) are
+ * left out.
  *
  * @since 0.1.0
  */
@@ -17,6 +19,7 @@ import * as NodeFs from "node:fs"
 import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
 import * as SafeFs from "./internal/SafeFs.js"
+import * as ReadFilter from "./ReadFilter.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
@@ -79,6 +82,8 @@ export const run = Effect.fn("Ls.run")(function*(params: Params) {
   const workspace = yield* Workspace.Workspace
   const target = yield* workspace.resolve(params.path === undefined || params.path === "" ? "." : params.path)
   const display = target.relative
+  const hidden = yield* ReadFilter.hidden
+  if (hidden(display)) return yield* Effect.fail(ToolError.make("PERMISSION_DENIED", ReadFilter.hiddenMessage(display)))
   const listed = yield* Effect.scoped(Effect.gen(function*() {
     const fd = yield* FileIo.open(workspace.root, target)
     const info = yield* FileIo.fstat(fd, display)
@@ -88,7 +93,7 @@ export const run = Effect.fn("Ls.run")(function*(params: Params) {
     return yield* Effect.try({
       try: () => {
         const dir = SafeFs.dirOf(fd, target.absolute)
-        const names = NodeFs.readdirSync(dir.base)
+        const names = NodeFs.readdirSync(dir.base).filter((entry) => !hidden(display === "." ? entry : `${display}/${entry}`))
         names.sort()
         const lines = names.slice(0, MAX_ENTRIES).map((entry) => {
           let entryInfo: NodeFs.Stats

@@ -11,6 +11,8 @@
  * - A file whose first 8 KiB contain a NUL byte is refused as binary (`BINARY_FILE`); a directory
  *   is refused (`NOT_A_FILE`, pointing to `ls`); an `offset` past the end is `INVALID_ARGS`.
  * - An empty file reads as `(empty file)`.
+ * - A file hidden by a deny rule (`ReadFilter`, on the real path: a link to it is no way round)
+ *   is `PERMISSION_DENIED`.
  *
  * @since 0.1.0
  */
@@ -19,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
+import * as ReadFilter from "./ReadFilter.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
@@ -116,6 +119,9 @@ export const run = Effect.fn("Read.run")(function*(params: Params) {
   const workspace = yield* Workspace.Workspace
   const target = yield* workspace.resolve(params.file_path)
   const display = target.relative
+  if ((yield* ReadFilter.hidden)(display)) {
+    return yield* Effect.fail(ToolError.make("PERMISSION_DENIED", ReadFilter.hiddenMessage(display)))
+  }
   const offset = params.offset ?? 1
   const limit = Math.min(params.limit ?? MAX_LINES, MAX_LINES)
 

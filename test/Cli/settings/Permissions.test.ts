@@ -1,12 +1,13 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as PermissionRule from "../../../src/Cli/settings/PermissionRule.js"
 import * as Permissions from "../../../src/Cli/settings/Permissions.js"
 import * as Settings from "../../../src/Cli/settings/Settings.js"
+import * as ShellParser from "../../../src/Cli/settings/ShellParser.js"
 import type { PermissionMode } from "../../../src/Cli/settings/SettingsFile.js"
 import type { Mode } from "../../../src/Cli/tools/Approval.js"
 
@@ -34,43 +35,61 @@ const engine = (
 const bash = (command: string) => ({ command })
 
 describe("PermissionRule (HB-12)", () => {
-  it("HB-12: bare names, prefix and exact bash rules, path globs", () => {
-    const r = (t: string) => PermissionRule.parse(t)!
-    expect(PermissionRule.matches(r("Bash"), "bash", bash("anything"), cwd, "restrict")).toBe(true)
-    expect(PermissionRule.matches(r("Bash(npm test:*)"), "bash", bash("npm test"), cwd, "allow")).toBe(true)
-    expect(PermissionRule.matches(r("Bash(npm test:*)"), "bash", bash("npm test -- --watch"), cwd, "allow")).toBe(true)
-    expect(PermissionRule.matches(r("Bash(npm test:*)"), "bash", bash("npm testify"), cwd, "allow")).toBe(false)
-    expect(PermissionRule.matches(r("Bash(git status)"), "bash", bash("git status"), cwd, "allow")).toBe(true)
-    expect(PermissionRule.matches(r("Bash(git status)"), "bash", bash("git status -s"), cwd, "allow")).toBe(false)
-    expect(PermissionRule.matches(r("Edit(src/**)"), "edit", { file_path: "src/a/b.ts" }, cwd, "allow")).toBe(true)
-    expect(PermissionRule.matches(r("Edit(src/**)"), "write", { file_path: "/ws/src/x.ts" }, cwd, "allow")).toBe(true)
-    expect(PermissionRule.matches(r("Edit(src/**)"), "edit", { file_path: "lib/x.ts" }, cwd, "allow")).toBe(false)
-    expect(PermissionRule.matches(r("Read(./secrets/**)"), "read", { file_path: "secrets/k" }, cwd, "restrict")).toBe(true)
-    expect(PermissionRule.matches(r("Read(./secrets/**)"), "read", { file_path: "../ws/secrets/k" }, cwd, "restrict")).toBe(true)
-    expect(PermissionRule.matches(r("Read(*.env)"), "read", { file_path: "a/b/.env" }, cwd, "restrict")).toBe(true)
-    expect(PermissionRule.matches(r("Read(*.env)"), "read", { file_path: "a/b/env" }, cwd, "restrict")).toBe(false)
-    expect(PermissionRule.matches(r("Read(*.env)"), "read", { file_path: "a/b/x.env" }, cwd, "restrict")).toBe(true)
-    expect(PermissionRule.matches(r("Edit(src/**)"), "edit", { file_path: "/etc/passwd" }, cwd, "allow")).toBe(false)
-    expect(PermissionRule.matches(r("mcp__fs"), "mcp__fs__read", {}, cwd, "allow")).toBe(true)
-    expect(PermissionRule.matches(r("mcp__fs__read"), "mcp__fs__write", {}, cwd, "allow")).toBe(false)
-    expect(PermissionRule.parse("Bash(")).toBeUndefined()
-  })
+  it.effect("HB-12: bare names, prefix and exact bash rules, path globs", () =>
+    Effect.gen(function*() {
+      const parser = yield* ShellParser.make
+      const r = (t: string) => PermissionRule.parse(t)!
+      const sh = (rule: string, command: string, purpose: PermissionRule.Purpose) =>
+        Effect.map(parser.analyze(command), (shell) => PermissionRule.matches(r(rule), "bash", bash(command), cwd, purpose, { shell }))
+      expect(PermissionRule.matches(r("Bash"), "bash", bash("anything"), cwd, "restrict")).toBe(true)
+      expect(yield* sh("Bash(npm test:*)", "npm test", "allow")).toBe(true)
+      expect(yield* sh("Bash(npm test:*)", "npm test -- --watch", "allow")).toBe(true)
+      expect(yield* sh("Bash(npm test:*)", "npm testify", "allow")).toBe(false)
+      expect(yield* sh("Bash(git status)", "git status", "allow")).toBe(true)
+      expect(yield* sh("Bash(git status)", "git status -s", "allow")).toBe(false)
+      // allow: the program as spelled (a repository's ./git is not git); restrict: its base name too
+      expect(yield* sh("Bash(git status)", "./git status", "allow")).toBe(false)
+      expect(yield* sh("Bash(git status)", "./git status", "restrict")).toBe(true)
+      // a bash pattern without the analysis: restrict matches, allow does not
+      expect(PermissionRule.matches(r("Bash(rm:*)"), "bash", bash("x"), cwd, "restrict")).toBe(true)
+      expect(PermissionRule.matches(r("Bash(rm:*)"), "bash", bash("rm x"), cwd, "allow")).toBe(false)
+      expect(PermissionRule.matches(r("Edit(src/**)"), "edit", { file_path: "src/a/b.ts" }, cwd, "allow")).toBe(true)
+      expect(PermissionRule.matches(r("Edit(src/**)"), "write", { file_path: "/ws/src/x.ts" }, cwd, "allow")).toBe(true)
+      expect(PermissionRule.matches(r("Edit(src/**)"), "edit", { file_path: "lib/x.ts" }, cwd, "allow")).toBe(false)
+      expect(PermissionRule.matches(r("Read(./secrets/**)"), "read", { file_path: "secrets/k" }, cwd, "restrict")).toBe(true)
+      expect(PermissionRule.matches(r("Read(./secrets/**)"), "read", { file_path: "../ws/secrets/k" }, cwd, "restrict")).toBe(true)
+      expect(PermissionRule.matches(r("Read(*.env)"), "read", { file_path: "a/b/.env" }, cwd, "restrict")).toBe(true)
+      expect(PermissionRule.matches(r("Read(*.env)"), "read", { file_path: "a/b/env" }, cwd, "restrict")).toBe(false)
+      expect(PermissionRule.matches(r("Read(*.env)"), "read", { file_path: "a/b/x.env" }, cwd, "restrict")).toBe(true)
+      expect(PermissionRule.matches(r("Edit(src/**)"), "edit", { file_path: "/etc/passwd" }, cwd, "allow")).toBe(false)
+      expect(PermissionRule.matches(r("mcp__fs"), "mcp__fs__read", {}, cwd, "allow")).toBe(true)
+      expect(PermissionRule.matches(r("mcp__fs__read"), "mcp__fs__write", {}, cwd, "allow")).toBe(false)
+      expect(PermissionRule.parse("Bash(")).toBeUndefined()
+  }))
 
-  it("HB-12: an allow rule never covers a compound command it does not fully match", () => {
-    const allow = [PermissionRule.parse("Bash(npm test:*)")!, PermissionRule.parse("Bash(npm run lint:*)")!]
-    expect(PermissionRule.bashAllowedByAll(allow, bash("npm test && npm run lint"))).toBeDefined()
-    expect(PermissionRule.bashAllowedByAll(allow, bash("npm test && rm -rf x"))).toBeUndefined()
-    expect(PermissionRule.bashAllowedByAll(allow, bash("npm test $(rm -rf x)"))).toBeUndefined()
-    expect(PermissionRule.bashAllowedByAll(allow, bash("npm test; touch HIDDEN"))).toBeUndefined()
-    expect(PermissionRule.matches(PermissionRule.parse("Bash(rm:*)")!, "bash", bash("ls && rm -rf x"), cwd, "restrict")).toBe(true)
-  })
+  it.effect("HB-12: an allow rule never covers a compound command it does not fully match", () =>
+    Effect.gen(function*() {
+      const parser = yield* ShellParser.make
+      const allow = [PermissionRule.parse("Bash(npm test:*)")!, PermissionRule.parse("Bash(npm run lint:*)")!]
+      const allowed = (command: string) => Effect.map(parser.analyze(command), (shell) => PermissionRule.bashAllowedByAll(allow, shell))
+      expect(yield* allowed("npm test && npm run lint")).toBeDefined()
+      expect(yield* allowed("npm test && rm -rf x")).toBeUndefined()
+      expect(yield* allowed("npm test $(rm -rf x)")).toBeUndefined()
+      expect(yield* allowed("npm test; touch HIDDEN")).toBeUndefined()
+      const shell = yield* parser.analyze("ls && rm -rf x")
+      expect(PermissionRule.matches(PermissionRule.parse("Bash(rm:*)")!, "bash", bash("ls && rm -rf x"), cwd, "restrict", { shell })).toBe(true)
+    }))
 
-  it("suggests a reusable rule for \"always allow\"", () => {
-    expect(PermissionRule.suggest("bash", bash("npm test -- --watch"), cwd)).toBe("Bash(npm test:*)")
-    expect(PermissionRule.suggest("bash", bash("ls -la"), cwd)).toBe("Bash(ls:*)")
-    expect(PermissionRule.suggest("bash", bash("a && b"), cwd)).toBe("Bash(a && b)")
-    expect(PermissionRule.suggest("edit", { file_path: "/ws/src/a.ts" }, cwd)).toBe("Edit(./src/a.ts)")
-  })
+  it.effect("suggests a reusable rule for \"always allow\"", () =>
+    Effect.gen(function*() {
+      const parser = yield* ShellParser.make
+      const suggest = (command: string) => Effect.map(parser.analyze(command), (shell) => PermissionRule.suggest("bash", bash(command), cwd, shell))
+      expect(yield* suggest("npm test -- --watch")).toBe("Bash(npm test:*)")
+      expect(yield* suggest("ls -la")).toBe("Bash(ls:*)")
+      expect(yield* suggest("a && b")).toBe("Bash(a && b)")
+      expect(yield* suggest("echo x > out.txt")).toBe("Bash(echo x > out.txt)")
+      expect(PermissionRule.suggest("edit", { file_path: "/ws/src/a.ts" }, cwd)).toBe("Edit(./src/a.ts)")
+    }))
 })
 
 describe("Permissions (HB-12, AC-124)", () => {
@@ -126,5 +145,61 @@ describe("Permissions (HB-12, AC-124)", () => {
       const written = JSON.parse(readFileSync(join(dir, ".effect-harness/settings.local.json"), "utf8"))
       expect(written).toEqual({ hooks: {}, permissions: { deny: ["X"], allow: ["Bash(make:*)"] } })
       expect((yield* p.decide("bash", bash("make all"))).decision).toBe("allow")
+    }))
+})
+
+describe("Permissions: resolved paths and protected configuration (issue 26)", () => {
+  const workspace = () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "perm-ws-")))
+    for (const d of ["src", ".claude", "lib", "secrets"]) mkdirSync(join(dir, d))
+    writeFileSync(join(dir, "secrets/key"), "k")
+    symlinkSync("../.claude", join(dir, "src/cfg"))
+    symlinkSync("../lib", join(dir, "src/out"))
+    symlinkSync("secrets", join(dir, "docs"))
+    return dir
+  }
+
+  it.effect("[issue 26] Edit(src/**) allows the resolved path only; a deny rule matches the lexical or the resolved path", () =>
+    Effect.gen(function*() {
+      const dir = workspace()
+      const p = yield* engine({ allow: ["Edit(src/**)"], deny: ["Read(./secrets/**)"] }, "default", "deny", dir)
+      expect(yield* p.decide("write", { file_path: "src/a.ts" })).toMatchObject({ decision: "allow", rule: "Edit(src/**)" })
+      expect(yield* p.decide("write", { file_path: "src/out/a.js" })).toMatchObject({ decision: "ask", rule: "mode:default" })
+      expect(yield* p.decide("write", { file_path: "src/cfg/settings.json" })).toMatchObject({ decision: "ask", hard: true })
+      expect(yield* p.decide("read", { file_path: "docs/key" })).toMatchObject({ decision: "deny", rule: "Read(./secrets/**)" })
+      expect(yield* p.decide("grep", { pattern: "k", path: "docs/key" })).toMatchObject({ decision: "deny" })
+      expect(yield* p.decide("read", { file_path: "src/a.ts" })).toMatchObject({ decision: "allow" })
+      expect(p.hiddenFromReads("secrets/key")).toBe(true)
+      expect(p.hiddenFromReads("secrets")).toBe(false)
+      expect(p.hiddenFromReads("src/a.ts")).toBe(false)
+      // a directory rule covers what lies below it
+      const dirRule = yield* engine({ deny: ["Read(secrets)"] }, "default", "deny", dir)
+      expect(dirRule.hiddenFromReads("secrets/key")).toBe(true)
+      expect(yield* dirRule.decide("read", { file_path: "docs/key" })).toMatchObject({ decision: "deny" })
+    }))
+
+  it.effect("[issue 26] write/edit of protected configuration: a hard ask in every mode, under allow rules and --yes; asked at a terminal without \"always\"", () =>
+    Effect.gen(function*() {
+      const dir = workspace()
+      const targets = [".claude/settings.json", ".mcp.json", ".git/hooks/pre-commit", ".git/config", ".effect-harness/settings.json", ".codex/hooks.json", "src/cfg/x.json"]
+      for (const mode of ["default", "acceptEdits", "bypassPermissions"] as const) {
+        for (const approval of ["auto", "deny"] as const) {
+          const p = yield* engine({ allow: ["Edit", "Write(**)"] }, mode, approval, dir)
+          for (const file_path of targets) {
+            for (const name of ["write", "edit"]) {
+              const d = yield* p.resolve(name, { file_path, content: "x" })
+              expect([mode, approval, name, file_path, d.decision]).toEqual([mode, approval, name, file_path, "deny"])
+              expect(d.reason).toContain("harness or git configuration")
+            }
+          }
+        }
+      }
+      const asked = yield* engine({ allow: ["Edit"] }, "bypassPermissions", "ask", dir)
+      expect(yield* asked.resolve("write", { file_path: ".mcp.json", content: "{}" })).toMatchObject({ decision: "ask", hard: true })
+      expect(yield* asked.suggest("write", { file_path: ".mcp.json", content: "{}" })).toBeUndefined()
+      // a deny rule still wins; reads of configuration are not affected
+      const denied = yield* engine({ deny: ["Edit(.claude/**)"] }, "default", "ask", dir)
+      expect(yield* denied.decide("write", { file_path: ".claude/settings.json" })).toMatchObject({ decision: "deny" })
+      expect(yield* asked.decide("read", { file_path: ".mcp.json" })).toMatchObject({ decision: "allow" })
     }))
 })

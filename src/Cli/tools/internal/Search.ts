@@ -53,11 +53,13 @@ export const glob = (options: {
   readonly base: string
   readonly start: string
   readonly pattern: string
+  /** root-relative paths never shown (see `ReadFilter`) */
+  readonly exclude?: ((relative: string) => boolean) | undefined
 }) => {
   const regex = GlobPattern.compile(options.pattern)
   return SearchWorker.withMatcher("glob", (matcher) =>
     Effect.scoped(Effect.gen(function*() {
-      const walker = yield* walking({ root: options.root, start: options.start }, options.start)
+      const walker = yield* walking({ root: options.root, start: options.start, exclude: options.exclude }, options.start)
       const files: Array<{ readonly relative: string; readonly mtime: number }> = []
       let incomplete = false
       let batch: Array<{ readonly relative: string; readonly mtime: number }> = []
@@ -101,6 +103,8 @@ export interface GrepOptions {
   readonly max: number
   readonly maxFileBytes: number
   readonly maxLineChars: number
+  /** root-relative paths never shown (see `ReadFilter`) */
+  readonly exclude?: ((relative: string) => boolean) | undefined
 }
 
 const readText = (dir: SafeFs.Dir, name: string, root: string, maxFileBytes: number): string | undefined => {
@@ -163,6 +167,7 @@ export const grep = (options: GrepOptions) =>
         batchBytes = 0
       })
       if (options.startIsFile) {
+        if (options.exclude !== undefined && options.exclude(options.start)) return { lines, more, incomplete: false }
         const segments = options.start.split("/")
         const name = segments.pop()!
         const text = yield* Effect.try({
@@ -177,7 +182,7 @@ export const grep = (options: GrepOptions) =>
         ? GlobPattern.compile(options.glob.replace(/^\.\//, ""))
         : undefined
       const byName = options.glob !== undefined && !options.glob.includes("/")
-      const walker = yield* walking({ root: options.root, start: options.start }, options.start)
+      const walker = yield* walking({ root: options.root, start: options.start, exclude: options.exclude }, options.start)
       let incomplete = false
       let done = false
       while (!more && !done) {

@@ -12,6 +12,8 @@
  *   leave the workspace or loop.
  * - Entries are visited in code-unit order of their names, so the output order is deterministic.
  * - The walk stops after {@link MAX_FILES} files and reports `incomplete`.
+ * - Paths the caller excludes (a deny rule's hidden paths, see `ReadFilter`) are neither yielded
+ *   nor descended into.
  *
  * @since 0.1.0
  */
@@ -64,6 +66,8 @@ export interface WalkOptions {
   readonly start: string
   /** keep only files whose root-relative path passes this (cheap) test; `undefined` keeps all */
   readonly filter?: ((relative: string) => boolean) | undefined
+  /** never yield nor descend into a root-relative path for which this is `true` */
+  readonly exclude?: ((relative: string) => boolean) | undefined
 }
 
 const joinRel = (dir: string, name: string): string => (dir === "." || dir === "" ? name : `${dir}/${name}`)
@@ -149,6 +153,7 @@ export function* walk(options: WalkOptions): Generator<FileVisit, { readonly inc
       if (!isDir && !info.isFile()) continue // links and special files
       const rel = joinRel(relDir, name)
       if (Gitignore.isIgnored(rules, rel, isDir)) continue
+      if (options.exclude !== undefined && options.exclude(rel)) continue
       if (isDir) {
         let child: SafeFs.Dir
         try {

@@ -1,0 +1,56 @@
+/**
+ * The spellings of `rm x` that a deny rule `Bash(rm:*)` must catch (issue 26), shared by the
+ * attack test of the real CLI and the unit table test of the permission engine. The workspace of
+ * the attack test holds `x`, `list` (`x`), `list0` (`x` NUL-terminated) and `script.sh` (`rm x`).
+ */
+
+/** Spellings of deleting the file `x` (issue 26 asks for at least 31), each expected to be denied or hard-asked. */
+export const RM_SPELLINGS: ReadonlyArray<string> = [
+  "rm x",
+  "/bin/rm x",
+  "/usr/bin/rm x",
+  "\\rm x",
+  "\"rm\" x",
+  "r''m x",
+  "FOO=1 rm x",
+  "true && rm x",
+  "false || rm x",
+  "rm x; true",
+  "rm x &",
+  "(rm x)",
+  "{ rm x; }",
+  "! rm x",
+  "if true; then rm x; fi",
+  "for f in x; do rm \"$f\"; done",
+  "while true; do rm x; break; done",
+  "case a in a) rm x;; esac",
+  "f() { rm x; }; f",
+  "echo x | xargs rm",
+  "xargs rm < list",
+  "xargs -0 -n 1 rm < list0",
+  "find . -name x -delete",
+  "find . -name x -exec rm {} \\;",
+  "find . -name x -execdir rm {} +",
+  "env -i rm x",
+  "env -u HOME FOO=1 rm x",
+  "command rm x",
+  "command -p rm x",
+  "sh -c 'rm x'",
+  "bash -c \"FOO=1 /bin/rm x\"",
+  "bash -lc 'rm x'",
+  "nice -n 5 rm x",
+  "timeout 5 rm x",
+  "timeout -s KILL 5 rm x",
+  "time rm x",
+  "exec rm x",
+  "nohup rm x",
+  "stdbuf -o0 rm x",
+  "eval rm x",
+  "$(echo rm) x",
+  "`echo rm` x",
+  "CMD=rm; $CMD x",
+  "\"$(printf rm)\" x",
+  "echo 'rm x' | sh",
+  "sh < script.sh",
+  "$'\\x72m' x"
+]
