@@ -4,15 +4,55 @@
  * - A model that streams forever: the bundled CLI cuts the step at `--max-output-bytes` (default
  *   8 MiB), the HTTP request is dropped, the log ends with the `OUTPUT_LIMIT` finish and a failed
  *   turn, and the process exits 5.
+ * - A session log over V8's 512 MiB string limit (about 600 MB of valid events, written in the
+ *   test): `sessions list` lists it and the other session, `sessions show` prints it, `run --resume`
+ *   continues it. `EFFECT_HARNESS_STRESS=1` runs it at 600 MB; without it the log is 12 MB (the
+ *   same streaming path, read in 1 MiB chunks) so the suite stays fast.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { statSync } from "node:fs"
+import { createWriteStream, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
+import { join } from "node:path"
+import * as Either from "effect/Either"
+import * as IdEncoding from "../../src/Session/persistence/IdEncoding.js"
+import * as Jsonl from "../../src/Session/persistence/Jsonl.js"
+import * as Records from "../../src/Session/persistence/Records.js"
 import * as Cli from "../support/Cli.js"
+import { header, LogBuilder } from "../support/sessionLog.js"
 
 const TIMEOUT = 60_000
+const STRESS = process.env["EFFECT_HARNESS_STRESS"] === "1"
+
+/**
+ * Writes a valid JSONL log of about `mib` MiB for session `id` in `cwd`: one turn whose failed
+ * step streamed `mib` text deltas of 1 MiB each (the turn ended aborted). Returns the file.
+ */
+const writeBigLog = (home: string, cwd: string, id: string, mib: number): Effect.Effect<string> =>
+  Effect.promise(async () => {
+    const dir = join(home, "sessions", Jsonl.bucketOf(cwd))
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const encoded = IdEncoding.encode(id)
+    if (Either.isLeft(encoded)) throw new Error(`cannot encode ${id}`)
+    const file = join(dir, `${encoded.right}.jsonl`)
+    const mebibyte = "y".repeat(1024 * 1024)
+    const b = new LogBuilder(Date.now() - 60_000)
+    b.turnStart(0).user("the big one").requestHeader().stepStart(0, 1)
+    b.push("assistant/chunk", { turn: 0, step: 1, chunk: { type: "block-start", index: 0, blockType: "text" } })
+    for (let i = 0; i < mib; i++) {
+      b.push("assistant/chunk", { turn: 0, step: 1, chunk: { type: "text-delta", index: 0, text: mebibyte } })
+    }
+    b.push("assistant/chunk", { turn: 0, step: 1, chunk: { type: "finish", reason: { kind: "aborted" } } })
+    b.stepEnd(0, 1).turnEnd(0, "aborted")
+    const out = createWriteStream(file, { mode: 0o600 })
+    const write = (line: string) =>
+      new Promise<void>((resolve) => (out.write(line) ? resolve() : out.once("drain", () => resolve())))
+    await write(`${JSON.stringify(Records.headerRecord(header(id, cwd, Date.now() - 60_000)))}\n`)
+    for (const event of b.events) await write(`${Records.encodeEvent(event)}\n`)
+    await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())))
+    return file
+  })
 
 /** One OpenAI-compatible SSE frame carrying a text delta. */
 const frame = (content: string): string =>
@@ -105,5 +145,36 @@ describe("attack: bounded everything (issue 26)", () => {
         expect(log.events.at(-1)).toMatchObject({ type: "turn/end", data: { reason: { kind: "error", code: "OUTPUT_LIMIT" } } })
       }),
     TIMEOUT
+  )
+
+  it.scopedLive(
+    `a session log of ${STRESS ? "600 MB (past V8's string limit)" : "12 MB (EFFECT_HARNESS_STRESS=1: 600 MB)"} stays listable, showable and resumable`,
+    () =>
+      Effect.gen(function*() {
+        const home = yield* Cli.tempDir("harness-attack-home-")
+        const work = yield* Cli.tempDir("harness-attack-ws-")
+        const script = join(work, "script.json")
+        writeFileSync(script, JSON.stringify({ provider: "scripted", model: "demo", responses: [{ text: "SMALL-OK" }] }))
+        const small = yield* Cli.runCli(["run", "--script", script, "a small one"], { cwd: work, home })
+        expect(small.code, small.stderr).toBe(0)
+        const file = yield* writeBigLog(home, work, "big-session", STRESS ? 600 : 12)
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(file, { force: true })))
+        expect(statSync(file).size).toBeGreaterThan(STRESS ? 600_000_000 : 12_000_000)
+        const opts = { cwd: work, home, timeoutMs: 120_000 }
+        const list = yield* Cli.runCli(["sessions", "list", "--json"], opts)
+        expect(list.code, list.stderr).toBe(0)
+        const rows = Cli.linesOf(list.stdout).map((l) => JSON.parse(l) as { id: string; status: string })
+        expect(rows.map((r) => r.id).sort()).toEqual(expect.arrayContaining(["big-session"]))
+        expect(rows).toHaveLength(2)
+        expect(rows.find((r) => r.id === "big-session")?.status).not.toBe("damaged")
+        const show = yield* Cli.runCli(["sessions", "show", "big-session"], opts)
+        expect(show.code, show.stderr).toBe(0)
+        expect(show.stdout).toContain("the big one")
+        writeFileSync(script, JSON.stringify({ provider: "scripted", model: "demo", responses: [{ text: "RESUMED-OK" }] }))
+        const resumed = yield* Cli.runCli(["run", "--resume", "big-session", "--script", script, "go on"], opts)
+        expect(resumed.code, resumed.stderr).toBe(0)
+        expect(resumed.stdout).toContain("RESUMED-OK")
+      }),
+    STRESS ? 300_000 : TIMEOUT
   )
 })

@@ -128,7 +128,10 @@ const show = Command.make("show", { store, id }, ({ id, store }) =>
       yield* out(`forked from ${loaded.header.parentSession} after event #${(loaded.header.seedLength ?? 1) - 1}`)
     }
     yield* out("")
-    yield* out(Show.render(loaded.events))
+    // a few lines per write: the whole transcript of a large log is never one string
+    const lines = Show.renderLines(loaded.events)
+    if (lines.length === 0) yield* out("")
+    for (let i = 0; i < lines.length; i += 256) yield* out(lines.slice(i, i + 256).join("\n"))
     const total = SessionStats.totalLine(loaded.events)
     if (total !== undefined) yield* out(total)
   }).pipe(Effect.provide(persistenceLayer(store)))).pipe(
