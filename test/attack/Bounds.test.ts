@@ -8,10 +8,12 @@
  *   test): `sessions list` lists it and the other session, `sessions show` prints it, `run --resume`
  *   continues it. `EFFECT_HARNESS_STRESS=1` runs it at 600 MB; without it the log is 12 MB (the
  *   same streaming path, read in 1 MiB chunks) so the suite stays fast.
+ * - `read` of a 100 MB one-line file called by a scripted model: the CLI answers SIGINT within a
+ *   second (exit 130) while the read runs or right after it.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { createWriteStream, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { closeSync, createWriteStream, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
@@ -176,5 +178,44 @@ describe("attack: bounded everything (issue 26)", () => {
         expect(resumed.stdout).toContain("RESUMED-OK")
       }),
     STRESS ? 300_000 : TIMEOUT
+  )
+
+  it.scopedLive(
+    "read of a 100 MB one-line file: the CLI answers SIGINT within a second",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* Cli.tempDir("harness-attack-home-")
+        const work = yield* Cli.tempDir("harness-attack-ws-")
+        const fd = openSync(join(work, "one.txt"), "w")
+        const block = Buffer.alloc(1024 * 1024, "z")
+        for (let i = 0; i < 100; i++) writeSync(fd, block)
+        closeSync(fd)
+        const script = join(work, "script.json")
+        writeFileSync(
+          script,
+          JSON.stringify({
+            provider: "scripted",
+            model: "demo",
+            responses: [
+              [
+                { toolCall: { id: "c1", name: "read", arguments: JSON.stringify({ file_path: "one.txt" }) } },
+                { finish: { kind: "tool-calls" } }
+              ],
+              [{ hang: true }]
+            ]
+          })
+        )
+        const child = yield* Cli.spawnCli(["run", "--yes", "--script", script, "read it"], { cwd: work, home, timeoutMs: 60_000 })
+        // the read has started once the CLI announces the call on stderr
+        yield* child.waitFor("stderr", (t) => t.includes("→ read("))
+        yield* Effect.sleep(200)
+        const sent = Date.now()
+        yield* child.kill("SIGINT")
+        const result = yield* child.result
+        const took = Date.now() - sent
+        expect(result.code, result.stderr).toBe(130)
+        expect(took).toBeLessThan(1000)
+      }),
+    TIMEOUT
   )
 })
