@@ -10,6 +10,9 @@
  *   same streaming path, read in 1 MiB chunks) so the suite stays fast.
  * - `read` of a 100 MB one-line file called by a scripted model: the CLI answers SIGINT within a
  *   second (exit 130) while the read runs or right after it.
+ * - A stdio MCP server (a real process, raw JSON-RPC written here) answers one call with 11 MiB:
+ *   that call's result is an error naming the transport's limit, the next call on the same server
+ *   succeeds, and the CLI finishes normally (no uncaught exception).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -215,6 +218,67 @@ describe("attack: bounded everything (issue 26)", () => {
         const took = Date.now() - sent
         expect(result.code, result.stderr).toBe(130)
         expect(took).toBeLessThan(1000)
+      }),
+    TIMEOUT
+  )
+
+  it.scopedLive(
+    "an MCP result over the stdio transport's 10 MiB limit is an error result of that call; the server stays usable",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* Cli.tempDir("harness-attack-home-")
+        const work = yield* Cli.tempDir("harness-attack-ws-")
+        const server = join(work, "big-server.mjs")
+        writeFileSync(
+          server,
+          `import { createInterface } from "node:readline"
+const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n")
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line)
+  if (m.id === undefined) return
+  // the SDK's own order: result first, id last
+  const answer = (result) => send({ result, jsonrpc: "2.0", id: m.id })
+  if (m.method === "initialize") {
+    answer({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "big", version: "1.0.0" } })
+  } else if (m.method === "tools/list") {
+    answer({ tools: [{ name: "big", inputSchema: { type: "object" } }, { name: "small", inputSchema: { type: "object" } }] })
+  } else if (m.method === "tools/call") {
+    const text = m.params.name === "big" ? "b".repeat(11 * 1024 * 1024) : "small-ok"
+    answer({ content: [{ type: "text", text }] })
+  } else {
+    send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no such method" } })
+  }
+})
+`
+        )
+        const config = join(work, "mcp.json")
+        writeFileSync(config, JSON.stringify({ mcpServers: { big: { command: process.execPath, args: [server] } } }))
+        const script = join(work, "script.json")
+        writeFileSync(
+          script,
+          JSON.stringify({
+            provider: "scripted",
+            model: "demo",
+            responses: [
+              { call: { id: "c1", name: "mcp__big__big", arguments: "{}" } },
+              { call: { id: "c2", name: "mcp__big__small", arguments: "{}" } },
+              { text: "all done" }
+            ]
+          })
+        )
+        const result = yield* Cli.runCli(["run", "--yes", "--mcp-config", config, "--script", script, "call them"], {
+          cwd: work,
+          home,
+          timeoutMs: 45_000
+        })
+        expect(result.code, result.stderr).toBe(0)
+        expect(result.stdout).toBe("all done\n")
+        expect(result.stderr).not.toMatch(Cli.stackFrame)
+        const [file] = Cli.sessionLogs(home)
+        const results = Cli.readLog(file!).events.flatMap((e) => (e.type === "tool/result" ? [e.data] : []))
+        expect(results.map((r) => r.isError)).toEqual([true, false])
+        expect(JSON.stringify(results[0]!.content)).toContain("over the stdio transport's limit")
+        expect(JSON.stringify(results[1]!.content)).toContain("small-ok")
       }),
     TIMEOUT
   )
