@@ -25,6 +25,7 @@
 import * as Either from "effect/Either"
 import type * as Json from "../../Llm/Json.js"
 import type { SessionId } from "../../Llm/Message.js"
+import * as EventSize from "../EventSize.js"
 import * as SessionError from "../SessionError.js"
 import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
 import { FORMAT_VERSION } from "../SessionEvent.js"
@@ -312,14 +313,12 @@ export type ScanResult =
 export const TOO_LARGE: unique symbol = Symbol.for("effect-harness/Session/persistence/Records/TOO_LARGE")
 
 /**
- * The largest stored record (one event's line) a backend writes or reads: 64 MiB. It is above
- * the step output cap (8 MiB) even when every byte of it is escaped in JSON (`\u0001`: 6 bytes),
- * and far below V8's string limit (512 MiB), so a log of any size is read one record at a time.
+ * The largest stored record (one event's line): `EventSize.MAX_EVENT_BYTES` (64 MiB).
  *
  * @since 0.2.0
  * @category constants
  */
-export const MAX_EVENT_BYTES = 64 * 1024 * 1024
+export const MAX_EVENT_BYTES = EventSize.MAX_EVENT_BYTES
 
 /**
  * The load scan fed one record at a time (D-5), for readers that stream a log: {@link scan} over
