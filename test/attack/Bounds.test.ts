@@ -13,6 +13,8 @@
  * - A stdio MCP server (a real process, raw JSON-RPC written here) answers one call with 11 MiB:
  *   that call's result is an error naming the transport's limit, the next call on the same server
  *   succeeds, and the CLI finishes normally (no uncaught exception).
+ * - A SQLite store whose database file is read-only (0444; as root the CLI runs as `nobody`):
+ *   `sessions list` lists it, a writer fails with one clear line (exit 4).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -20,6 +22,8 @@ import { closeSync, createWriteStream, mkdirSync, openSync, rmSync, statSync, wr
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
+import { spawnSync } from "node:child_process"
+import { chmodSync, chownSync } from "node:fs"
 import * as Either from "effect/Either"
 import * as IdEncoding from "../../src/Session/persistence/IdEncoding.js"
 import * as Jsonl from "../../src/Session/persistence/Jsonl.js"
@@ -279,6 +283,47 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         expect(results.map((r) => r.isError)).toEqual([true, false])
         expect(JSON.stringify(results[0]!.content)).toContain("over the stdio transport's limit")
         expect(JSON.stringify(results[1]!.content)).toContain("small-ok")
+      }),
+    TIMEOUT
+  )
+
+  it.scopedLive(
+    "a read-only SQLite database is listable; a writer gets a clear error",
+    () =>
+      Effect.gen(function*() {
+        const base = yield* Cli.tempDir("harness-attack-sqlite-")
+        const home = join(base, "home")
+        const work = join(base, "work")
+        mkdirSync(home)
+        mkdirSync(work)
+        const script = join(work, "script.json")
+        writeFileSync(script, JSON.stringify({ provider: "scripted", model: "demo", responses: [{ text: "hi" }] }))
+        const made = yield* Cli.runCli(["run", "--store", "sqlite", "--script", script, "hello sqlite"], { cwd: work, home })
+        expect(made.code, made.stderr).toBe(0)
+        const bundle = yield* Cli.bundle
+        // root ignores file modes: run the readers as nobody, who may write the directory, not the file
+        const asRoot = process.getuid?.() === 0
+        chmodSync(base, 0o755)
+        chmodSync(work, 0o755)
+        chmodSync(script, 0o644)
+        chmodSync(join(home, "sessions.sqlite"), 0o444)
+        if (asRoot) chownSync(home, 65534, 65534)
+        chmodSync(home, 0o755)
+        const cli = (args: ReadonlyArray<string>) =>
+          spawnSync(process.execPath, [bundle, ...args], {
+            cwd: work,
+            env: Cli.cleanEnv(home, { HOME: work }),
+            encoding: "utf8",
+            timeout: 30_000,
+            ...(asRoot ? { uid: 65534, gid: 65534 } : {})
+          })
+        const list = cli(["sessions", "list", "--store", "sqlite"])
+        expect(list.status, list.stderr).toBe(0)
+        expect(list.stdout).toContain("hello sqlite")
+        const write = cli(["run", "--store", "sqlite", "--script", script, "again"])
+        expect(write.status).toBe(4)
+        expect(Cli.linesOf(write.stderr)[0]).toContain("sessions.sqlite")
+        expect(write.stderr).not.toMatch(Cli.stackFrame)
       }),
     TIMEOUT
   )
