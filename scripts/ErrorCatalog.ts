@@ -43,6 +43,7 @@ const meanings: Readonly<Record<string, string>> = {
   ABORTED: "the request or turn was cancelled",
   UNKNOWN: "a value that is not an error was thrown",
   SCRIPT_EXHAUSTED: "the scripted model has no reply left",
+  OUTPUT_LIMIT: "one step streamed more than the output cap (`--max-output-bytes`, default 8 MiB); the stream was cut, the partial output kept",
   "HTTP_<status>": "any other non-2xx HTTP status",
   "<provider code>": "an in-band provider code with no canonical meaning, kept verbatim",
   NO_ADAPTER: "no adapter is registered for the requested provider",

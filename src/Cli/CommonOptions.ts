@@ -89,6 +89,12 @@ export const options = {
     Options.withDescription("end a turn after this many model steps (a runaway tool loop stops; the next prompt continues)"),
     Options.optional
   ),
+  maxOutputBytes: Options.integer("max-output-bytes").pipe(
+    Options.withDescription(
+      "cut a model step that streams more than this many bytes (default 8388608, 8 MiB); the turn fails OUTPUT_LIMIT"
+    ),
+    Options.optional
+  ),
   contextWindow: Options.integer("context-window").pipe(
     Options.withDescription("the model's context window in tokens (overrides the built-in model catalog)"),
     Options.optional
@@ -146,6 +152,7 @@ export interface Common {
   readonly allowedTools?: ReadonlyArray<string>
   readonly disallowedTools?: ReadonlyArray<string>
   readonly maxSteps: Option.Option<number>
+  readonly maxOutputBytes?: Option.Option<number>
   readonly contextWindow: Option.Option<number>
   readonly yes: boolean
   readonly mcpConfig?: ReadonlyArray<string>
@@ -270,7 +277,8 @@ export const sandboxOf = (common: Common): Sandbox.Policy => ({
 
 /**
  * The agent options the shared flags set: compaction always on (K-15; `--context-window`
- * overrides the catalog), the per-turn step budget (`--max-steps`) and the system prompt
+ * overrides the catalog), the per-turn step budget (`--max-steps`), the cap of one step's output
+ * (`--max-output-bytes`) and the system prompt
  * (`--system-prompt` replaces the persona, `--append-system-prompt` adds a last section).
  *
  * The user's texts reach the prompt as variable values, never as templates, so a `{{` in them is
@@ -282,10 +290,15 @@ export const sandboxOf = (common: Common): Sandbox.Policy => ({
 export const agentLimits = (common: Common): {
   readonly compaction: { readonly contextWindow?: number }
   readonly maxSteps?: number
+  readonly maxOutputBytes?: number
   readonly systemPrompt: Agent.SystemPromptOptions
 } => ({
   compaction: Option.match(common.contextWindow, { onNone: () => ({}), onSome: (contextWindow) => ({ contextWindow }) }),
   ...Option.match(common.maxSteps, { onNone: () => ({}), onSome: (maxSteps) => ({ maxSteps }) }),
+  ...Option.match(common.maxOutputBytes ?? Option.none(), {
+    onNone: () => ({}),
+    onSome: (maxOutputBytes) => ({ maxOutputBytes })
+  }),
   systemPrompt: systemPromptOf(common)
 })
 

@@ -68,6 +68,8 @@ export const outcome = (reason: TurnEndReason | undefined): { readonly exitCode:
       if (code === "PERSISTENCE_FAILED") {
         return { exitCode: ExitCode.Session, line: `error: the session could not be saved: ${reason.message}` }
       }
+      // the harness cut a runaway stream: the turn failed, the provider did not
+      if (code === "OUTPUT_LIMIT") return { exitCode: ExitCode.TurnError, line: `error: ${reason.message} [${code}]` }
       if (code !== undefined && isProviderCode(code)) {
         return { exitCode: ExitCode.Provider, line: `error: provider error ${code}: ${reason.message}` }
       }

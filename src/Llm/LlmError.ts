@@ -18,7 +18,8 @@ import * as Schema from "effect/Schema"
  * - `UNKNOWN_MODEL` (a provider's 404 / `not_found` about the model), `UNSUPPORTED_OPTION` (an option
  *   a profile cannot send, C-8), `INVALID_REPLAY_STATE` (C-7);
  * - `ABORTED` (loop side), `UNKNOWN` (a non-Error value was thrown), `SCRIPT_EXHAUSTED` (the
- *   scripted adapter ran out of replies).
+ *   scripted adapter ran out of replies), `OUTPUT_LIMIT` (loop side: one step streamed more than
+ *   the agent's `maxOutputBytes`; the stream was cut).
  *
  * [DECISION] There is no `MISSING_API_KEY` code: a missing key is configuration, not a model
  * request. It fails the adapter's layer construction with `ConfigError.MissingData` naming the
@@ -44,7 +45,8 @@ export const canonicalCodes = [
   "INVALID_REPLAY_STATE",
   "ABORTED",
   "UNKNOWN",
-  "SCRIPT_EXHAUSTED"
+  "SCRIPT_EXHAUSTED",
+  "OUTPUT_LIMIT"
 ] as const
 
 /**

@@ -86,6 +86,7 @@ import type { HookContext } from "./HookContext.js"
 import * as Hooks from "./Hooks.js"
 import * as Inbox from "./Inbox.js"
 import * as Fairness from "./internal/Fairness.js"
+import * as OutputLimit from "./internal/OutputLimit.js"
 import * as Runtime from "./internal/Runtime.js"
 import * as Sessions from "./internal/Sessions.js"
 import * as StepSignal from "./StepSignal.js"
@@ -178,6 +179,11 @@ export interface AgentOptions<Tools extends ReadonlyArray<Tool.Any> = ReadonlyAr
   readonly compaction?: CompactionOptions.Options
   /** steps per turn; a turn that would go on ends `max-steps` (resumable). Default: no budget. */
   readonly maxSteps?: number
+  /**
+   * bytes one step may stream (text, reasoning and tool-call arguments, UTF-8); past it the stream
+   * is cut, the partial output kept in the log and the turn fails `OUTPUT_LIMIT`. Default 8 MiB.
+   */
+  readonly maxOutputBytes?: number
 }
 
 /**
@@ -315,6 +321,13 @@ const validateOptions = (options: AgentOptions<ReadonlyArray<Tool.Any>>): Effect
       return yield* new AgentOptionsError({
         code: "INVALID_OPTIONS",
         message: `maxSteps must be a positive integer, got ${String(maxSteps)}`
+      })
+    }
+    const maxOutputBytes = options.maxOutputBytes
+    if (maxOutputBytes !== undefined && (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 1)) {
+      return yield* new AgentOptionsError({
+        code: "INVALID_OPTIONS",
+        message: `maxOutputBytes must be a positive integer, got ${String(maxOutputBytes)}`
       })
     }
     const compaction = options.compaction === undefined ? undefined : CompactionOptions.problem(options.compaction)
@@ -511,7 +524,8 @@ export const makeFactory: Effect.Effect<
           provider: options.provider,
           model: options.model,
           toolOrder: options.systemPrompt?.toolOrder,
-          maxSteps: options.maxSteps
+          maxSteps: options.maxSteps,
+          maxOutputBytes: options.maxOutputBytes ?? OutputLimit.DEFAULT_MAX_OUTPUT_BYTES
         },
         state,
         status,

@@ -23,6 +23,8 @@
  * 10. `Llm.stream` consumed ONCE: each chunk appended as `assistant/chunk` (tap) while
  *     `BlockAssembler.sink` folds the same stream, all under the signal. A model-request failure
  *     or an in-band `finish error|aborted` goes to recovery (L-20); anything else is ordinary.
+ *     Output past `maxOutputBytes` is cut: the stream stops and the step finishes `OUTPUT_LIMIT`
+ *     (`internal/OutputLimit`), which recovery treats as an in-band error.
  * 11. `max-tokens`: tool calls removed before and after `step-result`; no tools run.
  * 12. `step-result`, record `assistant/message` (L-22), run the tool batch of the recorded message.
  * 13. drain steering. 14. `post-step` (the signal may already be aborted). 15. aborted/disposed →
@@ -69,6 +71,7 @@ import * as Recording from "./Recording.js"
 import type { Runtime, TurnContext } from "./internal/Runtime.js"
 import { abortReason, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
 import * as Fairness from "./internal/Fairness.js"
+import * as OutputLimit from "./internal/OutputLimit.js"
 import * as Spans from "./internal/Spans.js"
 import * as Usage from "./internal/Usage.js"
 import * as SessionPrefix from "./SessionPrefix.js"
@@ -336,20 +339,29 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     const seqs: Array<number> = []
     let firstChunkAt: number | undefined
     const builder = new BlockAssembler.Builder()
-    const logBatch = (chunks: Chunk.Chunk<StreamChunk>): Effect.Effect<void, SessionError> => {
-      if (chunks.length === 0) return Effect.void
-      return Effect.flatMap(rt.session.appendChunks(turn, step, Chunk.toReadonlyArray(chunks)), (events) => {
+    // the output cap (issue 26): a batch that passes it is logged up to the limit plus an
+    // `OUTPUT_LIMIT` finish, and `false` stops the stream (its HTTP request is interrupted)
+    const limit = rt.options.maxOutputBytes
+    let streamed = 0
+    const logBatch = (chunks: Chunk.Chunk<StreamChunk>): Effect.Effect<boolean, SessionError> => {
+      if (chunks.length === 0) return Effect.succeed(true)
+      const all = Chunk.toReadonlyArray(chunks)
+      const fit = OutputLimit.fit(all, streamed, limit)
+      streamed = fit.streamed
+      const logged = fit.cut ? [...all.slice(0, fit.kept), OutputLimit.finish(limit)] : all
+      return Effect.flatMap(rt.session.appendChunks(turn, step, logged), (events) => {
         if (firstChunkAt === undefined) firstChunkAt = performance.now()
         for (let e = 0; e < events.length; e++) seqs.push((events[e] as SessionEvent).seq)
-        builder.addAll(chunks)
-        return Fairness.due() ? Fairness.yieldNow : Effect.void
+        builder.addAll(fit.cut ? Chunk.unsafeFromArray(logged) : chunks)
+        if (fit.cut) return Effect.succeed(false)
+        return Fairness.due() ? Effect.as(Fairness.yieldNow, true) : Effect.succeed(true)
       })
     }
     const consumed = yield* Spans.chat(request, ctx, () => firstChunkAt, StepSignal.interruptible(
       signal,
       Effect.either(
         Effect.zipRight(
-          Stream.runForEachChunk(rt.llm.stream(request), logBatch),
+          Stream.runForEachWhile(Stream.chunks(rt.llm.stream(request)), logBatch),
           Effect.suspend(() => BlockAssembler.assemble(builder.snapshot()))
         )
       )

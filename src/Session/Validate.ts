@@ -25,6 +25,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Json from "../Llm/Json.js"
 import * as ChunkFastPath from "./ChunkFastPath.js"
+import * as EventSize from "./EventSize.js"
 import * as SessionError from "./SessionError.js"
 import type { SessionEvent } from "./SessionEvent.js"
 import { isCoreType, payloadSchemas } from "./SessionEvent.js"
@@ -138,6 +139,10 @@ export const appendInputGeneric = (
   const data = obj["data"] as Json.Json
   const payloadError = checkPayload(where, type, data)
   if (payloadError !== undefined) return Either.left(payloadError)
+  const size = EventSize.oversize(data)
+  if (size !== undefined) {
+    return Either.left(invalid(where, `the event is ${size} bytes, over the limit of ${EventSize.MAX_EVENT_BYTES} bytes for one event`))
+  }
   const surfaceOp = obj["surfaceOp"]
   const sources = obj["sourceEventSeqs"]
   const surfaceError = Surface.check(surface, type, surfaceOp, sources, seq)
@@ -232,6 +237,10 @@ export const storedEventGeneric = (
   const data = obj["data"] as Json.Json
   const payloadError = checkPayload(where, type, data)
   if (payloadError !== undefined) return Either.left(payloadError)
+  const size = EventSize.oversize(data)
+  if (size !== undefined) {
+    return Either.left(invalid(where, `the event is ${size} bytes, over the limit of ${EventSize.MAX_EVENT_BYTES} bytes for one event`))
+  }
   const surfaceOp = obj["surfaceOp"]
   const sources = obj["sourceEventSeqs"]
   const surfaceError = Surface.check(surface ?? Surface.makeState(), type, surfaceOp, sources, seq)

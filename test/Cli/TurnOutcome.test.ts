@@ -28,6 +28,13 @@ describe("TurnOutcome", () => {
     })
   })
 
+  it("[issue 26] a step cut at the output cap is a failed turn (exit 5), one line naming OUTPUT_LIMIT", () => {
+    expect(TurnOutcome.outcome({ kind: "error", step: 2, message: "the model's output passed 10 bytes", code: "OUTPUT_LIMIT" })).toEqual({
+      exitCode: 5,
+      line: "error: the model's output passed 10 bytes [OUTPUT_LIMIT]"
+    })
+  })
+
   it("[issue 10, DEC-11] a turn that could not be saved exits 4 (session error), never 0 or 5", () => {
     expect(
       TurnOutcome.outcome({ kind: "error", step: 1, message: "write /s/x.jsonl: ENOSPC", code: "PERSISTENCE_FAILED" })

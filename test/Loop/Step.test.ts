@@ -34,6 +34,26 @@ const twoCalls = (a: string, b: string): Scripted.Reply => [
 ]
 
 describe("Step", () => {
+
+  it.scoped("[issue 26] a step that streams past maxOutputBytes is cut: chunks kept up to the limit, OUTPUT_LIMIT finish, turn error, the stream interrupted", () =>
+    Effect.gen(function*() {
+      const t = yield* TestKit.agent({ maxOutputBytes: 10 })
+      yield* t.prompt("talk")
+      const events = yield* t.events
+      const chunks = of(events, "assistant/chunk").map((e) => e.data.chunk)
+      expect(chunks.flatMap((c) => c.type === "text-delta" ? [c.text] : []).join("")).toBe("aaaabbbbcc")
+      expect(chunks.at(-1)).toMatchObject({ type: "finish", reason: { kind: "error", code: "OUTPUT_LIMIT" } })
+      expect(of(events, "assistant/message")).toEqual([])
+      expect(yield* t.turnEnds).toMatchObject([{ kind: "error", step: 1, code: "OUTPUT_LIMIT" }])
+    }).pipe(Effect.provide(TestKit.layer({
+      script: [[Scripted.say("aaaa"), Scripted.say("bbbb"), Scripted.say("cccc"), Scripted.forever]]
+    }))))
+
+  it.scoped("[issue 26] maxOutputBytes must be a positive integer", () =>
+    Effect.gen(function*() {
+      const failed = yield* Effect.flip(TestKit.agent({ maxOutputBytes: 0 }))
+      expect(failed).toMatchObject({ code: "INVALID_OPTIONS" })
+    }).pipe(Effect.provide(TestKit.layer({ script: [] }))))
   it.scoped("AC-57 [L-24] continuation forcing continue until 3 steps → 3 requests; forcing stop after a tool call → 1 request", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks

@@ -62,6 +62,13 @@ const persistenceLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersiste
     (e) => new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
   )
 
+/** the store for commands that only read (list, show, stats, replay, verify): SQLite opened read-only (issue 26) */
+const readerLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersistence, CliError> =>
+  Layer.mapError(
+    kind === "sqlite" ? Sqlite.layer({ readOnly: true }) : Jsonl.layer(),
+    (e) => new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
+  )
+
 const storeLayer = (kind: "jsonl" | "sqlite") => SessionStore.layer.pipe(Layer.provide(persistenceLayer(kind)))
 
 const sessionError = (e: SessionError) => UserErrors.toCli(e)
@@ -112,7 +119,7 @@ const list = Command.make(
       }
       if (rows.length === 0) return yield* out("no sessions yet (harness run \"…\" starts one)")
       yield* out(List.table(rows))
-    }).pipe(Effect.provide(persistenceLayer(store)))
+    }).pipe(Effect.provide(readerLayer(store)))
 ).pipe(Command.withDescription("list stored sessions, most recent first (any unique id prefix works as an id)"))
 
 const id = Args.text({ name: "id" }).pipe(Args.withDescription("session id, or any unique prefix of it"))
@@ -128,10 +135,13 @@ const show = Command.make("show", { store, id }, ({ id, store }) =>
       yield* out(`forked from ${loaded.header.parentSession} after event #${(loaded.header.seedLength ?? 1) - 1}`)
     }
     yield* out("")
-    yield* out(Show.render(loaded.events))
+    // a few lines per write: the whole transcript of a large log is never one string
+    const lines = Show.renderLines(loaded.events)
+    if (lines.length === 0) yield* out("")
+    for (let i = 0; i < lines.length; i += 256) yield* out(lines.slice(i, i + 256).join("\n"))
     const total = SessionStats.totalLine(loaded.events)
     if (total !== undefined) yield* out(total)
-  }).pipe(Effect.provide(persistenceLayer(store)))).pipe(
+  }).pipe(Effect.provide(readerLayer(store)))).pipe(
     Command.withDescription("print a session's transcript by numbered turn (how each turn ended, partial answers)")
   )
 
@@ -183,7 +193,7 @@ const replay = Command.make("replay", { store, id, json }, ({ id, json, store })
       yield* out(replaySummary(report.verdicts))
     }
     if (!ok) return yield* problemsFound
-  })).pipe(Effect.provide(persistenceLayer(store)))).pipe(
+  })).pipe(Effect.provide(readerLayer(store)))).pipe(
     Command.withDescription(
       "re-derive every assistant message from its logged chunks with the loop's recording rule; exit 5 on a mismatch"
     )
@@ -224,7 +234,7 @@ const verify = Command.make("verify", { store, id, json }, ({ id, json, store })
       )
     }
     if (!ok) return yield* problemsFound
-  })).pipe(Effect.provide(persistenceLayer(store)))).pipe(
+  })).pipe(Effect.provide(readerLayer(store)))).pipe(
     Command.withDescription(
       "check a session log: contiguous seqs, balanced turns and steps, every tool call answered once, provenance, and replay; exit 5 on a problem"
     )
@@ -390,6 +400,6 @@ export const command = Command.make("sessions").pipe(
     rm,
     replay,
     verify,
-    SessionStats.make((id, kind) => Effect.provide(snapshot(id), persistenceLayer(kind)))
+    SessionStats.make((id, kind) => Effect.provide(snapshot(id), readerLayer(kind)))
   ])
 )

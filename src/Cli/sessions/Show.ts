@@ -56,15 +56,37 @@ const source = (s: { readonly kind: string; readonly plugin?: string }): string 
  * @since 0.1.0
  * @category rendering
  */
-export const render = (events: ReadonlyArray<SessionEvent>): string => {
+export const render = (events: ReadonlyArray<SessionEvent>): string => renderLines(events).join("\n")
+
+/**
+ * The characters of a partial answer shown (64 Ki); the rest is counted, not held (issue 26: a
+ * step cut at the output cap, or a log of any size).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const PARTIAL_SHOWN_CHARS = 64 * 1024
+
+/**
+ * {@link render} as lines, for a caller that writes them a few at a time.
+ *
+ * @since 0.2.0
+ * @category rendering
+ */
+export const renderLines = (events: ReadonlyArray<SessionEvent>): Array<string> => {
   const lines: Array<string> = []
   const push = (...texts: ReadonlyArray<string>) => lines.push(...texts.map(Escape.text))
   const shadowed = new Set(Surface.foldSurface(events).replacements.flatMap((r) => r.shadowedSeqs))
   let partial = ""
+  let hidden = 0
   let answered = false
   const flushPartial = (why: string) => {
-    if (!answered && partial !== "") push(`assistant (partial answer, ${why}):`, indent(partial))
+    if (!answered && partial !== "") {
+      push(`assistant (partial answer, ${why}):`, indent(partial))
+      if (hidden > 0) push(indent(`… [${hidden} more characters not shown]`))
+    }
     partial = ""
+    hidden = 0
     answered = false
   }
   for (const e of events) {
@@ -78,13 +100,22 @@ export const render = (events: ReadonlyArray<SessionEvent>): string => {
         break
       case "step/start":
         partial = ""
+        hidden = 0
         answered = false
         break
       case "step/end":
         flushPartial("cut off")
         break
       case "assistant/chunk":
-        if (e.data.chunk.type === "text-delta") partial += e.data.chunk.text
+        if (e.data.chunk.type === "text-delta") {
+          const text = e.data.chunk.text
+          const room = PARTIAL_SHOWN_CHARS - partial.length
+          if (room >= text.length) partial += text
+          else {
+            if (room > 0) partial += text.slice(0, room)
+            hidden += text.length - Math.max(room, 0)
+          }
+        }
         break
       case "assistant/message":
         answered = true
@@ -129,5 +160,5 @@ export const render = (events: ReadonlyArray<SessionEvent>): string => {
     if (shadowed.has(e.seq)) push("  (compacted: the model now sees a summary or a trimmed copy)")
   }
   flushPartial("the log ends here")
-  return lines.join("\n")
+  return lines
 }

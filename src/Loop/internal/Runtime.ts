@@ -116,6 +116,8 @@ export interface ResolvedOptions {
   readonly toolOrder: ReadonlyArray<string> | undefined
   /** steps per turn before the turn ends `max-steps` (undefined: no budget) */
   readonly maxSteps: number | undefined
+  /** bytes one step may stream before it is cut with `OUTPUT_LIMIT` (issue 26) */
+  readonly maxOutputBytes: number
 }
 
 /**

@@ -3,9 +3,11 @@
  *
  * The SDK's `StdioClientTransport` spawns the server in the harness's process group and, on close,
  * signals only the direct child; a server started through `npx`, a shell or a wrapper leaves its
- * grandchildren running. This transport keeps the SDK's framing (`ReadBuffer`,
- * `serializeMessage`: newline-delimited JSON-RPC, nothing hand-written) and changes only process
- * management: `detached: true` (own group), and close = end stdin, wait `graceMs`, `SIGTERM` the
+ * grandchildren running. This transport keeps the SDK's message format (`serializeMessage`,
+ * `deserializeMessage`: newline-delimited JSON-RPC) and changes process management and one thing
+ * of the framing: a message over 10 MiB (`LineFraming`, issue 26) is dropped and fails the request
+ * it answers with an error response, where the SDK's `ReadBuffer` throws an uncaught exception.
+ * Process management: `detached: true` (own group), and close = end stdin, wait `graceMs`, `SIGTERM` the
  * whole group, wait `graceMs`, `SIGKILL` the group. The child's stderr is drained into a bounded
  * tail (the last lines explain a crash) and never reaches the terminal.
  *
@@ -14,10 +16,11 @@
  *
  * @since 0.1.0
  */
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
+import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { type ChildProcess, spawn } from "node:child_process"
+import { LineFraming, MAX_MESSAGE_BYTES } from "./LineFraming.js"
 
 /**
  * What to spawn.
@@ -56,7 +59,7 @@ export class GroupStdioTransport implements Transport {
   onerror?: ((error: Error) => void) | undefined
   onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined
   private child: ChildProcess | undefined
-  private readonly buffer = new ReadBuffer()
+  private readonly buffer = new LineFraming()
   private stderrTail = ""
   private exited: Promise<void> | undefined
 
@@ -95,16 +98,18 @@ export class GroupStdioTransport implements Transport {
       })
       child.stdin?.on("error", (error) => this.onerror?.(error))
       child.stdout?.on("data", (chunk: Buffer) => {
-        this.buffer.append(chunk)
-        for (;;) {
-          let message: JSONRPCMessage | null
+        for (const framed of this.buffer.append(chunk)) {
+          if (framed._tag === "TooLong") {
+            this.tooLong(framed.bytes, framed.id)
+            continue
+          }
+          let message: JSONRPCMessage
           try {
-            message = this.buffer.readMessage()
+            message = deserializeMessage(framed.text)
           } catch (error) {
             this.onerror?.(error instanceof Error ? error : new Error(String(error)))
             continue
           }
-          if (message === null) break
           this.onmessage?.(message)
         }
       })
@@ -113,6 +118,19 @@ export class GroupStdioTransport implements Transport {
         this.stderrTail = next.length > STDERR_TAIL_BYTES ? next.slice(next.length - STDERR_TAIL_BYTES) : next
       })
     })
+  }
+
+  /**
+   * An answer over the message limit was dropped: the request it answers (when its id could be
+   * read) fails with an error response naming the size; otherwise it is reported as an error.
+   */
+  private tooLong(bytes: number, id: string | number | undefined): void {
+    const message = `the server sent a message of ${bytes} bytes, over the stdio transport's limit of ${MAX_MESSAGE_BYTES} bytes; it was dropped`
+    if (id === undefined) {
+      this.onerror?.(new Error(message))
+      return
+    }
+    this.onmessage?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message } })
   }
 
   send(message: JSONRPCMessage): Promise<void> {

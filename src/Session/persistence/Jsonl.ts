@@ -35,8 +35,10 @@
  * Readers (DEC-11): `snapshot` reads the file once, never looks at the lock and never writes; a
  * torn tail (a writer's batch caught mid-write) is dropped and the closers are computed in memory.
  *
- * Load (D-4, D-5): one `readFile`, one split, one `JSON.parse` and one synchronous check per line
- * (`Records.scan`), then the repair scan (`Repair.repair`). A torn tail is truncated and the
+ * Load (D-4, D-5): the log is read in 1 MiB chunks and parsed line by line (`JsonlReader`, issue
+ * 26: a log past V8's 512 MiB string limit stays readable; a line over `maxRecordBytes` is skipped
+ * unread as a torn record), one `JSON.parse` and one synchronous check per line
+ * (`Records.Scanner`), then the repair scan (`Repair.repair`). A torn tail is truncated and the
  * closers appended and fsynced before `load` returns; an unloadable log is never written to.
  *
  * Locks (DEC-4): `lock(id)` creates `<root>/locks/<encoded id>.lock` holding `{pid, hostname,
@@ -85,11 +87,11 @@ import type { SessionId } from "../../Llm/Message.js"
 import * as Repair from "../Repair.js"
 import * as SessionError from "../SessionError.js"
 import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
-import { FORMAT_VERSION } from "../SessionEvent.js"
 import type { AppendNow, AppendOptions, Loaded, Location, Service, SessionSummary } from "../SessionPersistence.js"
 import { SessionPersistence } from "../SessionPersistence.js"
 import * as DataDir from "./DataDir.js"
 import * as IdEncoding from "./IdEncoding.js"
+import * as JsonlReader from "./JsonlReader.js"
 import * as FilePool from "./FilePool.js"
 import * as Lock from "./Lock.js"
 import * as PerId from "./PerId.js"
@@ -119,6 +121,11 @@ export interface Options {
    * {@link layer} turns it on, {@link make} (any `FileSystem`) leaves it off unless asked.
    */
   readonly writeNow?: boolean
+  /**
+   * the longest line a load reads (default `Records.MAX_EVENT_BYTES`, 64 MiB); a longer one is
+   * skipped unread and treated as a torn record
+   */
+  readonly maxRecordBytes?: number
 }
 
 /**
@@ -191,9 +198,6 @@ const orphanRe = /^\.(.+)\.jsonl\.[0-9a-f]{24}\.tmp$/
 const notFound = (id: string): SessionError.SessionError =>
   SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} is not stored`, { sessionId: id })
 
-const corrupt = (id: string, file: string, line: number, reason: string): SessionError.SessionError =>
-  SessionError.make("CORRUPT_LOG", `${file}:${line}: ${reason}`, { sessionId: id, file, line })
-
 const encodeId = (id: string): Either.Either<string, SessionError.SessionError> =>
   Either.mapLeft(IdEncoding.encode(id), (why) =>
     SessionError.make(
@@ -207,15 +211,7 @@ const encodeId = (id: string): Either.Either<string, SessionError.SessionError> 
 const utf8 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
 
 // ---------------------------------------------------------------------------------------------
-// parsing a whole log (pure, synchronous, one pass)
-
-interface ParsedLog {
-  readonly header: SessionHeader
-  readonly events: Array<SessionEvent>
-  readonly dropped: number
-  /** bytes of header + preserved events */
-  readonly keepBytes: number
-}
+// parsing a whole log
 
 const tryParse = (line: string): unknown => {
   try {
@@ -226,7 +222,8 @@ const tryParse = (line: string): unknown => {
 }
 
 /**
- * Parses and checks a whole JSONL log (D-4, D-5) without side effects.
+ * Parses and checks a whole JSONL log held in memory (D-4, D-5) without side effects; stored logs
+ * are read line by line (`JsonlReader`).
  *
  * @since 0.1.0
  * @category internal
@@ -235,67 +232,7 @@ export const parseLog = (
   bytes: Uint8Array,
   file: string,
   id: string
-): Either.Either<ParsedLog, SessionError.SessionError> => {
-  const text = utf8(bytes)
-  if (text.length === 0) return Either.left(corrupt(id, file, 1, "empty file, no session header"))
-  const lines = text.split("\n")
-  const complete = text.charCodeAt(text.length - 1) === NL
-  const nLines = complete ? lines.length - 1 : lines.length
-  if (nLines === 1 && !complete) return Either.left(corrupt(id, file, 1, "incomplete session header"))
-  const decoded = Records.decodeHeader(tryParse(lines[0]!))
-  if ("problem" in decoded) {
-    if (decoded.problem === "version") {
-      return Either.left(
-        SessionError.make(
-          "UNSUPPORTED_VERSION",
-          `${file}:1: session format version ${JSON.stringify(decoded.version)} is not supported (expected ${FORMAT_VERSION})`,
-          { sessionId: id, file, line: 1 }
-        )
-      )
-    }
-    return Either.left(corrupt(id, file, 1, `invalid session header: ${decoded.problem}`))
-  }
-  if (decoded.header.id !== id) {
-    return Either.left(corrupt(id, file, 1, `header id ${JSON.stringify(decoded.header.id)} does not match the file`))
-  }
-  const count = nLines - 1
-  const incomplete = complete ? -1 : count - 1
-  const result = Records.scan({
-    count,
-    parse: (i) => (i === incomplete ? Records.UNPARSABLE : tryParse(lines[i + 1]!)),
-    isTurnEnd: (i) => {
-      if (i === incomplete) return false
-      const line = lines[i + 1]!
-      if (!line.includes("\"turn/end\"")) return false
-      const value = tryParse(line)
-      return typeof value === "object" && value !== null && (value as Record<string, unknown>)["type"] === "turn/end"
-    }
-  })
-  switch (result._tag) {
-    case "legacy":
-      return Either.left(
-        SessionError.make("LEGACY_EVENT", `${file}:${result.index + 2}: ${result.reason}`, {
-          sessionId: id,
-          file,
-          line: result.index + 2
-        })
-      )
-    case "corrupt":
-      return Either.left(corrupt(id, file, result.index + 2, result.reason))
-    case "ok": {
-      let keepBytes = bytes.byteLength
-      if (result.dropped > 0) {
-        // the offset just after the newline that ends the last preserved line (header = line 0)
-        let offset = -1
-        for (let n = 0; n <= result.events.length; n++) offset = indexOfByte(bytes, NL, offset + 1)
-        keepBytes = offset + 1
-      }
-      return Either.right({ header: decoded.header, events: result.events, dropped: result.dropped, keepBytes })
-    }
-  }
-}
-
-const indexOfByte = (bytes: Uint8Array, byte: number, from: number): number => bytes.indexOf(byte, from)
+): Either.Either<JsonlReader.ParsedLog, SessionError.SessionError> => JsonlReader.parse(bytes, file, id)
 
 // ---------------------------------------------------------------------------------------------
 // the service
@@ -319,6 +256,7 @@ export const make = (
     /** every descriptor this instance opens (append handles of held logs cached, LRU) */
     const processLimit = yield* FilePool.processLimit
     const pool = FilePool.make(options.maxOpenFiles ?? defaultMaxOpenFiles(processLimit))
+    const readOptions = options.maxRecordBytes === undefined ? {} : { maxLineBytes: options.maxRecordBytes }
     const limits: SaveFailure.FileLimits = {
       processLimit,
       poolMax: pool.max,
@@ -403,9 +341,11 @@ export const make = (
         if (yield* heldByLiveWriter(encoded)) return
         const tmp = path.join(dir, name)
         const final = path.join(dir, `${encoded}.jsonl`)
-        const bytes = yield* pool.withSlot(fs.readFile(tmp)).pipe(Effect.mapError(ioError(tmp, "read")))
-        const parsed = parseLog(bytes, tmp, id)
-        const complete = Either.isRight(parsed) && parsed.right.dropped === 0 && bytes[bytes.byteLength - 1] === NL
+        const parsed = yield* pool.withSlot(Effect.scoped(
+          Effect.flatMap(fs.open(tmp, { flag: "r" }), (handle) => JsonlReader.read(handle, tmp, id, readOptions))
+        )).pipe(Effect.mapError(ioError(tmp, "read")))
+        // complete: nothing dropped (a last line without its newline is an incomplete record)
+        const complete = Either.isRight(parsed) && parsed.right.dropped === 0
         if (complete && !(yield* fileExists(final))) {
           yield* fs.link(tmp, final).pipe(
             Effect.catchIf((e) => isReason(e, "AlreadyExists"), () => Effect.void),
@@ -445,13 +385,16 @@ export const make = (
 
     // -- load -----------------------------------------------------------------------------------
 
+    /** the log read line by line (`JsonlReader`): any size, one record held at a time */
     const readParsed = (id: string, file: string) =>
       Effect.flatMap(
-        pool.withSlot(fs.readFile(file)).pipe(
+        pool.withSlot(Effect.scoped(
+          Effect.flatMap(fs.open(file, { flag: "r" }), (handle) => JsonlReader.read(handle, file, id, readOptions))
+        )).pipe(
           Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
           Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(file, "read")(e)))
         ),
-        (bytes) => parseLog(bytes, file, id)
+        (parsed) => parsed
       )
 
     /** A read-only snapshot: no lock, no write; repair in memory (DEC-11 readers). */

@@ -25,6 +25,7 @@
 import * as Either from "effect/Either"
 import type * as Json from "../../Llm/Json.js"
 import type { SessionId } from "../../Llm/Message.js"
+import * as EventSize from "../EventSize.js"
 import * as SessionError from "../SessionError.js"
 import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
 import { FORMAT_VERSION } from "../SessionEvent.js"
@@ -302,6 +303,95 @@ export type ScanResult =
   | { readonly _tag: "corrupt" | "legacy"; readonly index: number; readonly reason: string }
 
 /**
+ * Marker for a record longer than {@link MAX_EVENT_BYTES}: a reader skips its bytes instead of
+ * holding them, and the scan treats it as a torn record (dropped at the tail, corrupt before a
+ * later `turn/end`).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const TOO_LARGE: unique symbol = Symbol.for("effect-harness/Session/persistence/Records/TOO_LARGE")
+
+/**
+ * The largest stored record (one event's line): `EventSize.MAX_EVENT_BYTES` (64 MiB).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const MAX_EVENT_BYTES = EventSize.MAX_EVENT_BYTES
+
+/**
+ * The load scan fed one record at a time (D-5), for readers that stream a log: {@link scan} over
+ * records pushed in order. After the first torn record it only asks whether later records are a
+ * `turn/end` (which makes the log corrupt instead of torn).
+ *
+ * @since 0.2.0
+ * @category validation
+ */
+export class Scanner {
+  private readonly events: Array<SessionEvent> = []
+  private readonly surface = Surface.makeState()
+  private count = 0
+  private torn: { readonly index: number; readonly reason: string } | undefined = undefined
+  private failed: ScanResult | undefined = undefined
+
+  /** the index of the first torn record, once one was pushed */
+  get tornAt(): number | undefined {
+    return this.torn?.index
+  }
+
+  /** `true` once the log is known to be unloadable (the result will not change) */
+  get done(): boolean {
+    return this.failed !== undefined
+  }
+
+  /**
+   * Pushes the next record: its parsed value ({@link UNPARSABLE}, {@link TOO_LARGE}), or a thunk of
+   * it (a thunk is called only while no record is torn), and whether it is a complete `turn/end`
+   * (called only after a torn record).
+   */
+  push(value: () => unknown, isTurnEnd: () => boolean): void {
+    const i = this.count++
+    if (this.failed !== undefined) return
+    if (this.torn !== undefined) {
+      if (isTurnEnd()) {
+        this.failed = { _tag: "corrupt", index: this.torn.index, reason: `${this.torn.reason}, before a later turn/end (D-5)` }
+      }
+      return
+    }
+    const parsed = value()
+    const verdict: Verdict = parsed === UNPARSABLE
+      ? { _tag: "torn", reason: "incomplete or unparsable record" }
+      : parsed === TOO_LARGE
+      ? { _tag: "torn", reason: `record larger than ${MAX_EVENT_BYTES} bytes` }
+      : checkRecord(parsed, i, this.surface)
+    switch (verdict._tag) {
+      case "ok":
+        this.events.push(verdict.event)
+        Surface.apply(this.surface, verdict.event)
+        return
+      case "legacy":
+        this.failed = { _tag: "legacy", index: i, reason: verdict.reason }
+        return
+      case "invalid":
+        this.failed = { _tag: "corrupt", index: i, reason: verdict.reason }
+        return
+      case "torn":
+        this.torn = { index: i, reason: verdict.reason }
+        return
+    }
+  }
+
+  /** The scan's result over the records pushed so far. */
+  result(): ScanResult {
+    if (this.failed !== undefined) return this.failed
+    return this.torn === undefined
+      ? { _tag: "ok", events: this.events, dropped: 0 }
+      : { _tag: "ok", events: this.events, dropped: this.count - this.torn.index, tornReason: this.torn.reason }
+  }
+}
+
+/**
  * Scans stored records in one pass (D-5): the preserved prefix, the torn tail to drop, or the
  * first record that makes the log unloadable.
  *
@@ -309,32 +399,7 @@ export type ScanResult =
  * @category validation
  */
 export const scan = (source: Source): ScanResult => {
-  const events: Array<SessionEvent> = new Array(source.count)
-  const surface = Surface.makeState()
-  for (let i = 0; i < source.count; i++) {
-    const value = source.parse(i)
-    const verdict: Verdict = value === UNPARSABLE
-      ? { _tag: "torn", reason: "incomplete or unparsable record" }
-      : checkRecord(value, i, surface)
-    switch (verdict._tag) {
-      case "ok":
-        events[i] = verdict.event
-        Surface.apply(surface, verdict.event)
-        continue
-      case "legacy":
-        return { _tag: "legacy", index: i, reason: verdict.reason }
-      case "invalid":
-        return { _tag: "corrupt", index: i, reason: verdict.reason }
-      case "torn": {
-        for (let j = i + 1; j < source.count; j++) {
-          if (source.isTurnEnd(j)) {
-            return { _tag: "corrupt", index: i, reason: `${verdict.reason}, before a later turn/end (D-5)` }
-          }
-        }
-        events.length = i
-        return { _tag: "ok", events, dropped: source.count - i, tornReason: verdict.reason }
-      }
-    }
-  }
-  return { _tag: "ok", events, dropped: 0 }
+  const scanner = new Scanner()
+  for (let i = 0; i < source.count && !scanner.done; i++) scanner.push(() => source.parse(i), () => source.isTurnEnd(i))
+  return scanner.result()
 }

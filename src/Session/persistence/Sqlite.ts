@@ -90,6 +90,12 @@ import type * as Tracked from "./Tracked.js"
 export interface Options {
   /** the database file; default `DataDir.sqliteFile` */
   readonly filename?: string
+  /**
+   * open the database read-only (issue 26): for readers (`list`, `snapshot`, `exists`) of a store
+   * they cannot write (a `0444` file, a directory without write permission). Nothing is created;
+   * writes fail `IO` naming the file.
+   */
+  readonly readOnly?: boolean
 }
 
 /**
@@ -202,7 +208,7 @@ const headerOf = (row: Row): { readonly header: SessionHeader } | { readonly pro
  * @category constructors
  */
 export const make = (
-  options: { readonly filename: string }
+  options: { readonly filename: string; readonly readOnly?: boolean }
 ): Effect.Effect<Service & Tracked.WithTracked, SessionError.SessionError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -248,12 +254,15 @@ export const make = (
       )
 
     // -- layout -----------------------------------------------------------------------------------
-    yield* autocommit((run) =>
-      Effect.gen(function*() {
-        yield* run("PRAGMA foreign_keys = ON")
-        yield* run("PRAGMA synchronous = NORMAL")
-      })
-    )
+    // connection settings for writing (a read-only connection only reads)
+    if (options.readOnly !== true) {
+      yield* autocommit((run) =>
+        Effect.gen(function*() {
+          yield* run("PRAGMA foreign_keys = ON")
+          yield* run("PRAGMA synchronous = NORMAL")
+        })
+      )
+    }
     const stampLayout = transaction((run) =>
       Effect.gen(function*() {
         const rows = yield* run("PRAGMA user_version")
@@ -276,7 +285,14 @@ export const make = (
     // a stamped database is only read here (a reader must not wait for a writer's lock); a fresh
     // one is stamped under the write lock (the check is repeated there)
     const stamped = yield* autocommit((run) => run("PRAGMA user_version"))
-    if (Number(stamped[0]?.["user_version"] ?? 0) !== LAYOUT_VERSION) yield* stampLayout
+    if (Number(stamped[0]?.["user_version"] ?? 0) !== LAYOUT_VERSION) {
+      if (options.readOnly === true) {
+        return yield* Effect.fail(
+          SessionError.make("UNSUPPORTED_VERSION", `${file}: not a session database of layout ${LAYOUT_VERSION} (opened read-only, so it is not set up)`, { file })
+        )
+      }
+      yield* stampLayout
+    }
     const entries = new Map<string, Entry>()
     const serialized = PerId.makeSerializer()
     /** ids whose writer lock this instance holds */
@@ -629,6 +645,12 @@ export const layer = (
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const filename = options.filename ?? (yield* DataDir.sqliteFile)
+      if (options.readOnly === true) {
+        return Layer.effect(SessionPersistence, make({ filename, readOnly: true })).pipe(
+          // no journal-mode switch: the file keeps its WAL mode, which a read-only connection cannot set
+          Layer.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))
+        )
+      }
       if (filename !== ":memory:") {
         const dir = path.dirname(path.resolve(filename))
         yield* Effect.flatMap(FileSystem.FileSystem, (fs) =>

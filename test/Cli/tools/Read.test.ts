@@ -1,11 +1,68 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { closeSync, openSync, truncateSync, writeSync } from "node:fs"
+import { join } from "node:path"
 import * as Read from "../../../src/Cli/tools/Read.js"
 import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
 
 const lines = (n: number): string => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
 
 describe("read", () => {
+
+  it.scopedLive("[issue 26] a 100 MB one-line file answers at once with the line cut and a notice; the rest is not read", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fd = openSync(join(root, "one.txt"), "w")
+        const block = Buffer.alloc(1024 * 1024, "z")
+        for (let i = 0; i < 100; i++) writeSync(fd, block)
+        closeSync(fd)
+        const started = Date.now()
+        const out = yield* Read.run({ file_path: "one.txt" })
+        expect(Date.now() - started).toBeLessThan(2000)
+        const text = textOf(out)
+        expect(text).toContain("[line truncated:")
+        expect(text).toContain("Line 1 is longer than")
+        expect(text).toContain("the rest of the file was not read")
+        expect(text.length).toBeLessThan(3000)
+        expect(out.meta).toMatchObject({ truncated: true, endLine: 1 })
+        // a line before the offset that never ends: a clear error, not a scan of the whole file
+        const past = yield* Effect.flip(Read.run({ file_path: "one.txt", offset: 2 }))
+        expect(past.code).toBe("FILE_TOO_LARGE")
+        expect(past.message).toContain("line 1 of one.txt is longer than")
+      })
+    ))
+
+  it.scopedLive("[issue 26] a 10 GB sparse file after some text lines: the text is shown, the zeros end the read promptly", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const file = join(root, "sparse.txt")
+        yield* writeFiles(root, { "sparse.txt": lines(2000).slice(0, 9000) + "\n" })
+        truncateSync(file, 10 * 1024 ** 3)
+        const started = Date.now()
+        const out = yield* Read.run({ file_path: "sparse.txt", limit: 5 })
+        expect(textOf(out)).toContain("     1\tline 1")
+        const tail = yield* Read.run({ file_path: "sparse.txt", offset: 1000 })
+        expect(textOf(tail)).toContain("the rest of the file was not read")
+        expect(Date.now() - started).toBeLessThan(3000)
+      })
+    ))
+
+  it.scopedLive("[issue 26] a read of a long file is interrupted between chunks", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fd = openSync(join(root, "many.txt"), "w")
+        const block = Buffer.from("a\n".repeat(512 * 1024))
+        for (let i = 0; i < 64; i++) writeSync(fd, block)
+        closeSync(fd)
+        // offset past the end: the whole file is scanned unless interrupted
+        const fiber = yield* Effect.fork(Read.run({ file_path: "many.txt", offset: 40_000_000 }))
+        yield* Effect.sleep(20)
+        const started = Date.now()
+        yield* Fiber.interrupt(fiber)
+        expect(Date.now() - started).toBeLessThan(500)
+      })
+    ))
   it.scopedLive("numbers lines cat -n style", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {

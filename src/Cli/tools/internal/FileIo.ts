@@ -157,17 +157,21 @@ export const readBoundedFd = (fd: number, display: string, maxBytes: number) =>
   sync(display, () => SafeFs.readBoundedFd(fd, maxBytes))
 
 /**
- * Reads the next chunk (at most `size` bytes) of an open file; an empty result at the end.
+ * Reads the next chunk (at most `size` bytes) of an open file; an empty result at the end. The
+ * read goes through the thread pool (the event loop runs meanwhile, so signals are seen) and is
+ * not interrupted midway (the descriptor is not closed under it): a caller is interruptible
+ * between chunks.
  *
  * @since 0.1.0
  * @category utils
  */
 export const readChunk = (fd: number, display: string, size: number) =>
-  sync(display, () => {
+  Effect.uninterruptible(Effect.async<Uint8Array, ToolError.BuiltinToolError>((resume) => {
     const buffer = Buffer.allocUnsafe(size)
-    const n = NodeFs.readSync(fd, buffer, 0, size, null)
-    return buffer.subarray(0, n)
-  })
+    NodeFs.read(fd, buffer, 0, size, null, (error, n) => {
+      resume(error === null ? Effect.succeed(buffer.subarray(0, n)) : Effect.fail(toolError(error, display)))
+    })
+  }))
 
 /**
  * Writes `data` to a resolved path atomically: a temp file created (`O_EXCL | O_NOFOLLOW`) in the
