@@ -36,6 +36,7 @@ import * as McpSetup from "../../Mcp/McpSetup.js"
 import * as DataDir from "../../Session/persistence/DataDir.js"
 import { CliError } from "../CliError.js"
 import { ExitCode } from "../ExitCode.js"
+import * as Output from "../Output.js"
 
 /**
  * The `--mcp-config` option (repeatable).
@@ -62,7 +63,7 @@ export interface Setup {
   readonly prompt?: McpSetup.Prompt | undefined
 }
 
-const stderr = (line: string) => Effect.sync(() => void process.stderr.write(`${line}\n`))
+const stderr = (line: string) => Effect.sync(() => Output.terminalSinks.stderr(`${line}\n`))
 
 const envMs = (name: string): number | undefined => {
   const raw = process.env[name]
@@ -145,7 +146,7 @@ const yesOption = Options.boolean("yes").pipe(
   Options.withDescription("include project servers that are not approved yet")
 )
 
-const out = (line: string) => Effect.sync(() => void process.stdout.write(`${line}\n`))
+const out = (line: string) => Effect.sync(() => Output.terminalSinks.stdout(`${line}\n`))
 
 const inspect = <A>(
   args: { readonly cwd: Option.Option<string>; readonly mcpConfig: ReadonlyArray<string>; readonly yes: boolean },
