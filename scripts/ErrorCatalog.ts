@@ -102,6 +102,7 @@ const meanings: Readonly<Record<string, string>> = {
   NO_MATCH: "the text to replace was not found",
   AMBIGUOUS_MATCH: "the text to replace occurs more than once",
   NO_CHANGE: "the edit would not change the file",
+  NOT_UTF8: "the file is not valid UTF-8; edit refuses to rewrite it (its bytes would change)",
   COMMAND_TIMEOUT: "the command ran past its timeout and was killed",
   SEARCH_TIMEOUT: "the search ran past its timeout",
   SPAWN_FAILED: "the command could not be started",
