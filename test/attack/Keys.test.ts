@@ -15,7 +15,7 @@ import * as FakeProvider from "../support/FakeProvider.js"
 
 const OPENAI_KEY = `sk-secret-openai-${Math.random().toString(36).slice(2)}`
 
-const answer = () => FakeProvider.sse(Wire.text("openai-compatible", "hello from the gateway", { input: 3, output: 4 }))
+const answer = () => FakeProvider.sse(Wire.text("openai-compatible", "hello from the gateway", { input: 3, output: 4, cacheRead: 0 }))
 
 describe("attack: provider keys (issue 26)", () => {
   it.scopedLive("[issue 26] openai-compatible never sends OPENAI_API_KEY; it sends OPENAI_COMPATIBLE_API_KEY or the --api-key-env variable", () =>
