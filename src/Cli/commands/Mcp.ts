@@ -33,6 +33,7 @@ import * as ToolRuntimes from "../../Loop/ToolRuntime.js"
 import * as Mcp from "../../Mcp/Mcp.js"
 import type * as McpApproval from "../../Mcp/McpApproval.js"
 import * as McpSetup from "../../Mcp/McpSetup.js"
+import * as ToolListing from "../../Mcp/ToolListing.js"
 import * as DataDir from "../../Session/persistence/DataDir.js"
 import { CliError } from "../CliError.js"
 import { ExitCode } from "../ExitCode.js"
@@ -230,7 +231,7 @@ const tools = Command.make(
           Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Internal }))
         )
         const rows = o.tools.map((t): ReadonlyArray<string> => {
-          const description = listing.find((l) => l.name === t.tool)?.description ?? ""
+          const description = ToolListing.valid(listing).find((l) => l.name === t.tool)?.description ?? ""
           return [t.name, description.split("\n")[0] ?? ""]
         })
         for (const line of pad(rows)) yield* out(line)
