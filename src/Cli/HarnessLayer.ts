@@ -101,9 +101,15 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
           })).adapter
         }
         const file = choice.scriptFile
-        const loaded = yield* Scripted.load(file).pipe(
+        const text = choice.scriptText
+        // the text read once by ProviderChoice (a pipe cannot be read again); without it, the
+        // loader reads the file and says why it cannot
+        const loaded = yield* (text === undefined ? Scripted.load(file) : Scripted.fromJson(text)).pipe(
           Effect.catchTag("ScriptError", (e) =>
-            Effect.flatMap(ScriptErrors.fromFile(file), (line) => Effect.fail(usage(line ?? e.message)))),
+            Effect.flatMap(
+              text === undefined ? ScriptErrors.fromFile(file) : Effect.succeed(ScriptErrors.describe(file, text)),
+              (line) => Effect.fail(usage(line ?? e.message))
+            )),
           Effect.mapError((e) => e._tag === "CliError" ? e : usage(`cannot read script ${file}: ${e.message}`))
         )
         return (yield* Scripted.make(loaded.script, { ...loaded.options, provider: DemoModel.provider })).adapter

@@ -128,6 +128,8 @@ export type Choice =
     readonly _tag: "Scripted"
     /** `undefined` = the built-in offline demo */
     readonly scriptFile: string | undefined
+    /** the script file's text, read once by {@link resolve} (absent when it could not be read) */
+    readonly scriptText?: string
     readonly model: string
   }
 
@@ -182,25 +184,31 @@ const gatewaySpec = (
 }
 
 /**
- * The `"model"` a script file names, if any (an unreadable or malformed script is reported when the
- * script is loaded, not here).
+ * Reads a script file once (issue 26: `--script <(…)` is a pipe that can be read only once):
+ * `undefined` when it cannot be read (the adapter's loader then reports why).
  *
  * @since 0.1.0
  * @category utils
  */
-export const scriptModel = (file: string): Effect.Effect<string | undefined, never, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
-    Effect.map((text) => {
-      try {
-        const parsed = JSON.parse(text) as unknown
-        const model = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>)["model"] : undefined
-        return typeof model === "string" && model !== "" ? model : undefined
-      } catch {
-        return undefined
-      }
-    }),
-    Effect.orElseSucceed(() => undefined)
-  )
+export const readScript = (file: string): Effect.Effect<string | undefined, never, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(Effect.orElseSucceed(() => undefined))
+
+/**
+ * The `"model"` a script's text names, if any (a malformed script is reported when the script is
+ * loaded, not here).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const scriptModel = (text: string): string | undefined => {
+  try {
+    const parsed = JSON.parse(text) as unknown
+    const model = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>)["model"] : undefined
+    return typeof model === "string" && model !== "" ? model : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * The remote providers' configuration.
@@ -368,10 +376,12 @@ export const resolve = (flags: Flags): Effect.Effect<Choice, CliError, FileSyste
     const explicit = Option.getOrUndefined(flags.provider)
     if (explicit === "scripted" || (explicit === undefined && Option.isSome(flags.script))) {
       const scriptFile = Option.getOrUndefined(flags.script)
-      const fromScript = Option.isNone(flags.model) && scriptFile !== undefined ? yield* scriptModel(scriptFile) : undefined
+      const scriptText = scriptFile === undefined ? undefined : yield* readScript(scriptFile)
+      const fromScript = scriptText === undefined ? undefined : scriptModel(scriptText)
       return {
         _tag: "Scripted",
         scriptFile,
+        ...(scriptText === undefined ? {} : { scriptText }),
         model: Option.getOrElse(flags.model, () => fromScript ?? "demo")
       } satisfies Choice
     }
