@@ -54,7 +54,6 @@ import * as HarnessLayer from "../HarnessLayer.js"
 import type * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
 import * as Signals from "../Signals.js"
-import * as TerminalText from "../TerminalText.js"
 import * as Approval from "../tools/Approval.js"
 import * as Transcript from "../Transcript.js"
 import { ChatView } from "./ChatView.js"
@@ -177,7 +176,8 @@ class Screen {
     const original = process.stderr.write
     const capture = (chunk: string | Uint8Array, ..._rest: Array<unknown>): boolean => {
       const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8")
-      const clean = TerminalText.neutralize(Style.strip(text)).replace(/\n+$/, "")
+      // made inert by `notice`
+      const clean = Style.strip(text).replace(/\n+$/, "")
       if (clean !== "") this.notice(clean)
       return true
     }

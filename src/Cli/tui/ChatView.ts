@@ -162,7 +162,8 @@ export class ChatView implements Component {
   /** a line of the UI itself (help, errors, session lists) */
   notice(text: string, paint: Style.Paint = this.style.dim): void {
     this.closeStream()
-    this.blocks.push({ _tag: "Lines", lines: text.split("\n").map((l) => paint(l)), indent: 0 })
+    // inert: a notice can carry a session title, a first prompt or a server's error text
+    this.blocks.push({ _tag: "Lines", lines: TerminalText.neutralize(text).split("\n").map((l) => paint(l)), indent: 0 })
   }
 
   /** drops every block (a new session) */
