@@ -35,6 +35,7 @@ import * as AgentSessions from "./settings/AgentSessions.js"
 import * as Permissions from "./settings/Permissions.js"
 import * as Settings from "./settings/Settings.js"
 import type * as SettingsFile from "./settings/SettingsFile.js"
+import * as TerminalText from "./TerminalText.js"
 import * as Approval from "./tools/Approval.js"
 import * as BuiltinTools from "./tools/index.js"
 import type * as Sandbox from "./tools/internal/Sandbox.js"
@@ -149,7 +150,7 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
     const settings = setup.cliRules === undefined || setup.cliRules.length === 0
       ? loaded
       : { ...loaded, rules: [...loaded.rules, ...setup.cliRules] }
-    for (const w of settings.warnings) yield* Effect.sync(() => process.stderr.write(`effect-harness: ${w}\n`))
+    for (const w of settings.warnings) yield* Effect.sync(() => process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${w}\n`)))
     return compose(setup, settings)
   })).pipe(Layer.provideMerge(NodeContext.layer))
 

@@ -28,6 +28,7 @@ import type { Json } from "../../Llm/Json.js"
 import * as ToolHooks from "../../Loop/ToolHooks.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import type * as Approval from "../tools/Approval.js"
+import * as TerminalText from "../TerminalText.js"
 import * as AgentSessions from "./AgentSessions.js"
 import * as PermissionRule from "./PermissionRule.js"
 import type * as Settings from "./Settings.js"
@@ -329,7 +330,7 @@ export const layer = (options: Options): Layer.Layer<Permissions, never, FileSys
     Permissions,
     Effect.gen(function*() {
       const { service, warnings } = yield* make(options)
-      for (const w of warnings) yield* Effect.sync(() => process.stderr.write(`effect-harness: ${w}\n`))
+      for (const w of warnings) yield* Effect.sync(() => process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${w}\n`)))
       return service
     })
   )
