@@ -12,10 +12,11 @@
  * - Matching is exact (whitespace, indentation). One tolerance for line endings (the model sees
  *   lines without `\r` in `read` output): when `old_string` has no `\r`, each of its `\n` matches
  *   `\n` or `\r\n` in the file.
- * - Line endings are kept: when `new_string` has no `\r`, its k-th `\n` is written with the k-th
- *   line ending of the text the occurrence replaces (the last one for extra lines, the ending of
- *   its line when it had none), so a CRLF file stays CRLF and a mixed file keeps each line's
- *   ending. A `new_string` with `\r` is written as given.
+ * - Line endings are kept: when neither string has a `\r`, the k-th `\n` of `new_string` is
+ *   written with the k-th line ending of the text the occurrence replaces (the last one for extra
+ *   lines, the ending of its line when it had none), so a CRLF file stays CRLF and a mixed file
+ *   keeps each line's ending. When either string has a `\r` (the model chose the endings),
+ *   `new_string` is written as given.
  * - Occurrences are counted without overlap; the replacement text is inserted literally (no `$`
  *   patterns). The file is rewritten atomically and keeps its permission bits.
  * - Files larger than {@link MAX_FILE_BYTES} and binary files are refused.
@@ -182,10 +183,13 @@ export const run = Effect.fn("Edit.run")(function*(params: Params) {
     )
   }
   const firstLine = lineOf(text, first[0])
+  const crOld = params.old_string.includes("\r")
   const parts: Array<string> = []
   let at = 0
   for (const [start, end] of ranges) {
-    parts.push(text.slice(at, start), TextFile.replacing(params.new_string, text, start, end))
+    // an old_string with `\r` chose its endings: new_string is then written as given
+    const replacement = crOld ? params.new_string : TextFile.replacing(params.new_string, text, start, end)
+    parts.push(text.slice(at, start), replacement)
     at = end
   }
   parts.push(text.slice(at))

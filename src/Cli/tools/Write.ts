@@ -11,7 +11,7 @@
  * content does not start with U+FEFF, and when the existing file ends every line with `\r\n` and
  * the content has no `\r`, its `\n` are written as `\r\n` (the model reads lines without `\r` or
  * BOM, so it cannot have asked to drop them). Content with a `\r` is written byte for byte. The
- * result says what was kept. Only the first {@link SNIFF_BYTES} bytes of the existing file are read.
+ * result says what was kept. Only the first {@link STYLE_BYTES} bytes of the existing file are read.
  *
  * @since 0.1.0
  */
@@ -71,19 +71,22 @@ export type Params = typeof parameters.Type
  * @since 0.1.0
  * @category constants
  */
-export const SNIFF_BYTES = 64 * 1024
+export const STYLE_BYTES = 64 * 1024
 
 const countLines = (text: string): number =>
   text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0)
 
-// the BOM and line-ending style of the existing file (its first SNIFF_BYTES bytes)
+const noStyle = { bom: false, crlf: false } as const
+
+// the BOM and line-ending style of the existing file (its first STYLE_BYTES bytes); none when it
+// is gone meanwhile or cannot be read (a write-only file is still overwritten as before)
 const style = (root: string, target: Workspace.ResolvedPath) =>
   Effect.scoped(Effect.gen(function*() {
     const fd = yield* FileIo.open(root, target)
-    const { bytes } = yield* FileIo.readBoundedFd(fd, target.relative, SNIFF_BYTES)
+    const { bytes } = yield* FileIo.readBoundedFd(fd, target.relative, STYLE_BYTES)
     // line endings are ASCII bytes: latin1 reads them whatever the encoding or a cut character
     return { bom: TextFile.hasBom(bytes), crlf: TextFile.endingsOf(Buffer.from(bytes).toString("latin1")) === "crlf" }
-  }))
+  })).pipe(Effect.catchIf((e) => e.code === "NOT_FOUND" || e.code === "PERMISSION_DENIED", () => Effect.succeed(noStyle)))
 
 /**
  * Runs `write`.
@@ -101,7 +104,7 @@ export const run = Effect.fn("Write.run")(function*(params: Params) {
       ToolError.make("NOT_A_FILE", `${display} exists and is not a regular file (${existing.type})`)
     )
   }
-  const kept = existing === undefined ? { bom: false, crlf: false } : yield* style(workspace.root, target)
+  const kept = existing === undefined ? noStyle : yield* style(workspace.root, target)
   const bom = kept.bom && !params.content.startsWith("\uFEFF")
   const crlf = kept.crlf && params.content.includes("\n") && !params.content.includes("\r")
   const bytes = TextFile.encode({ bom, text: crlf ? TextFile.withEnding(params.content, "\r\n") : params.content })

@@ -99,6 +99,9 @@ describe("edit", () => {
         expect(yield* read("mixed.txt")).toBe("A\r\nB\nC\r\nD\r\n")
         yield* Edit.run({ file_path: "given.txt", old_string: "x", new_string: "p\rq" })
         expect(yield* read("given.txt")).toBe("p\rq\r\ny\r\n")
+        // an old_string with \r chose the endings: CRLF → LF as asked
+        yield* Edit.run({ file_path: "given.txt", old_string: "p\rq\r\ny", new_string: "p\ny" })
+        expect(yield* read("given.txt")).toBe("p\ny\r\n")
         // LF-only old_string matches both endings: counted together
         const dup = yield* Effect.flip(Edit.run({ file_path: "dup.txt", old_string: "k\n", new_string: "m\n" }))
         expect(dup.message).toContain("3 times")
