@@ -103,6 +103,7 @@ const meanings: Readonly<Record<string, string>> = {
   NO_MATCH: "the text to replace was not found",
   AMBIGUOUS_MATCH: "the text to replace occurs more than once",
   NO_CHANGE: "the edit would not change the file",
+  NOT_UTF8: "the file is not valid UTF-8; edit refuses to rewrite it (its bytes would change)",
   COMMAND_TIMEOUT: "the command ran past its timeout and was killed",
   SEARCH_TIMEOUT: "the search ran past its timeout",
   SPAWN_FAILED: "the command could not be started",
@@ -111,6 +112,7 @@ const meanings: Readonly<Record<string, string>> = {
   // settings and MCP
   INVALID_SETTINGS: "a settings file is not valid JSON or breaks its schema (file and line reported)",
   UNTRUSTED_FILE: "an approvals file of the harness is not private to the user (another owner, writable by others, a link); it is ignored",
+  SHELL_PARSER_UNAVAILABLE: "the bash parser (tree-sitter) could not load; every command counts as unknowable to permission rules",
   PRIVATE_FILE_FAILED: "an approvals file of the harness could not be read or written",
   MCP_CONNECT_FAILED: "an MCP server could not be started, reached or initialised",
   MCP_TIMEOUT: "an MCP server did not answer in time",

@@ -52,6 +52,12 @@ export const options = {
     Options.withDescription("provider base URL, overrides the default (required by openai-compatible and azure)"),
     Options.optional
   ),
+  apiKeyEnv: Options.text("api-key-env").pipe(
+    Options.withDescription(
+      "read the provider's API key from this environment variable (openai-compatible reads OPENAI_COMPATIBLE_API_KEY; OPENAI_API_KEY goes to api.openai.com only unless named here)"
+    ),
+    Options.optional
+  ),
   script: Options.text("script").pipe(
     Options.withDescription("JSON script for --provider scripted (see Adapter/Scripted)"),
     Options.optional
@@ -142,6 +148,7 @@ export interface Common {
   readonly provider: Option.Option<ProviderChoice.ProviderName>
   readonly model: Option.Option<string>
   readonly baseUrl: Option.Option<string>
+  readonly apiKeyEnv?: Option.Option<string>
   readonly script: Option.Option<string>
   readonly resume: Option.Option<string>
   readonly continue: boolean

@@ -43,6 +43,7 @@ import * as Permissions from "./settings/Permissions.js"
 import * as Settings from "./settings/Settings.js"
 import type * as SettingsFile from "./settings/SettingsFile.js"
 import * as WorkspaceTrust from "./settings/WorkspaceTrust.js"
+import * as TerminalText from "./TerminalText.js"
 import * as Approval from "./tools/Approval.js"
 import * as BuiltinTools from "./tools/index.js"
 import type * as Sandbox from "./tools/internal/Sandbox.js"
@@ -115,9 +116,15 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
           })).adapter
         }
         const file = choice.scriptFile
-        const loaded = yield* Scripted.load(file).pipe(
+        const text = choice.scriptText
+        // the text read once by ProviderChoice (a pipe cannot be read again); without it, the
+        // loader reads the file and says why it cannot
+        const loaded = yield* (text === undefined ? Scripted.load(file) : Scripted.fromJson(text)).pipe(
           Effect.catchTag("ScriptError", (e) =>
-            Effect.flatMap(ScriptErrors.fromFile(file), (line) => Effect.fail(usage(line ?? e.message)))),
+            Effect.flatMap(
+              text === undefined ? ScriptErrors.fromFile(file) : Effect.succeed(ScriptErrors.describe(file, text)),
+              (line) => Effect.fail(usage(line ?? e.message))
+            )),
           Effect.mapError((e) => e._tag === "CliError" ? e : usage(`cannot read script ${file}: ${e.message}`))
         )
         return (yield* Scripted.make(loaded.script, { ...loaded.options, provider: DemoModel.provider })).adapter
@@ -152,7 +159,8 @@ export const routeOf = (choice: ProviderChoice.Choice): string =>
  */
 export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
   Layer.unwrapEffect(Effect.gen(function*() {
-    const notice = (line: string) => Effect.sync(() => void process.stderr.write(`effect-harness: ${line}\n`))
+    const notice = (line: string) =>
+      Effect.sync(() => void process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${line}\n`)))
     const ask = setup.workspaceTrust === "ask" ? setup.consentPrompt : undefined
     yield* HomeWorkspace.check({ cwd: setup.cwd, allow: setup.allowHomeWorkspace === true, ask })
     const at = yield* Settings.locations(setup.cwd, setup.settingsFile)

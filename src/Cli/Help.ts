@@ -111,7 +111,14 @@ export const footer: HelpDoc.HelpDoc = HelpDoc.blocks([
       "--provider ollama|vllm|llamacpp|lmstudio",
       "local servers on their default localhost port (--base-url to change), no key needed"
     ],
-    ["EFFECT_HARNESS_HOME", "where sessions and settings.json are stored (default: ~/.effect-harness)"],
+    [
+      "OPENAI_COMPATIBLE_API_KEY, --api-key-env NAME",
+      "--provider openai-compatible's key; --api-key-env reads any provider's key from NAME (OPENAI_API_KEY goes only to api.openai.com unless named)"
+    ],
+    [
+      "EFFECT_HARNESS_HOME",
+      "one directory for sessions, MCP approvals, settings.json and AGENTS.md (default: sessions and approvals in the per-user data directory: $XDG_DATA_HOME/effect-harness, else ~/.local/share/effect-harness; ~/Library/Application Support/effect-harness on macOS, %LOCALAPPDATA%\\effect-harness on Windows; settings.json and AGENTS.md in ~/.effect-harness)"
+    ],
     ["NO_COLOR, FORCE_COLOR", "turn colour off / on"]
   ]),
   HelpDoc.h1("EXIT CODES"),

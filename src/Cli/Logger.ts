@@ -22,6 +22,7 @@ import * as Layer from "effect/Layer"
 import * as EffectLogger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Signals from "./Signals.js"
+import * as TerminalText from "./TerminalText.js"
 
 /**
  * Whether the logger prints detail (`--verbose`).
@@ -127,8 +128,11 @@ export const format = (entry: {
   return `${levelLabel(entry.logLevel)}: ${cut(text, 1000)}`
 }
 
+// a terminal gets the line inert: a server's or model's text in a diagnostic cannot act on it
+const stderrText = TerminalText.forStream(process.stderr)
+
 /**
- * The logger: writes {@link format}ted entries to stderr.
+ * The logger: writes {@link format}ted entries to stderr (made inert on a terminal).
  *
  * @since 0.1.0
  * @category constructors
@@ -143,7 +147,7 @@ export const stderrLogger: EffectLogger.Logger<unknown, void> = EffectLogger.mak
     fiberId: options.fiberId,
     verbose: FiberRefs.getOrDefault(options.context, Verbose)
   })
-  if (line !== undefined && Signals.stderrOpen()) process.stderr.write(`${line}\n`)
+  if (line !== undefined && Signals.stderrOpen()) process.stderr.write(stderrText(`${line}\n`))
 })
 
 /**

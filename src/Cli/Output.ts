@@ -10,6 +10,9 @@
  *   stdout carries nothing else (for scripts and other programs). Diagnostics (the retry's warning
  *   included) go to stderr through the logger.
  * - Once stdout is closed (EPIPE), nothing more is written to it (`Signals.stdoutOpen`).
+ * - Text mode writes through {@link terminalSinks}: on a stream that is a terminal, escape
+ *   sequences and bidi overrides in model text, tool arguments and results are shown as inert
+ *   escapes (`TerminalText`); a pipe or file gets the text unchanged. JSON mode is never altered.
  *
  * @since 0.1.0
  */
@@ -20,6 +23,7 @@ import type * as Retry from "../Llm/Retry.js"
 import type { SessionEvent } from "../Session/SessionEvent.js"
 import * as RunSummary from "./RunSummary.js"
 import * as Signals from "./Signals.js"
+import * as TerminalText from "./TerminalText.js"
 import * as Transcript from "./Transcript.js"
 
 /**
@@ -46,6 +50,22 @@ export const processSinks: Sinks = {
   stderr: (text) => {
     if (Signals.stderrOpen()) process.stderr.write(text)
   }
+}
+
+const stdoutText = TerminalText.forStream(process.stdout)
+const stderrText = TerminalText.forStream(process.stderr)
+
+/**
+ * The process streams for human-readable text: what goes to a stream that is a terminal is made
+ * inert first (`TerminalText.forStream`), so model text cannot write the clipboard, retitle or clear
+ * the terminal. Raw {@link processSinks} stay for JSON and for the CLI's own styled output.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const terminalSinks: Sinks = {
+  stdout: (text) => processSinks.stdout(stdoutText(text)),
+  stderr: (text) => processSinks.stderr(stderrText(text))
 }
 
 const addUsage = (a: Message.TokenUsage | undefined, b: Message.TokenUsage): Message.TokenUsage =>
@@ -92,7 +112,7 @@ export const retryLine = (notice: Retry.RetryNotice): string =>
  */
 export const make = (
   mode: "text" | "json",
-  sinks: Sinks = processSinks,
+  sinks: Sinks = mode === "json" ? processSinks : terminalSinks,
   model?: ModelCatalog.ModelFacts
 ): Printer => {
   if (mode === "json") {

@@ -43,13 +43,13 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number => {
   if (Option.isSome(failure)) {
     const error = failure.value
     if (error instanceof CliError) {
-      if (error.message !== "") Output.processSinks.stderr(`${error.message.split("\n")[0]}\n`)
+      if (error.message !== "") Output.terminalSinks.stderr(`${error.message.split("\n")[0]}\n`)
       return error.exitCode
     }
     // @effect/cli has already printed the usage problem and help
     if (ValidationError.isValidationError(error)) return ExitCode.Usage
     const message = typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
-    Output.processSinks.stderr(`error: ${message.split("\n")[0]}\n`)
+    Output.terminalSinks.stderr(`error: ${message.split("\n")[0]}\n`)
     return ExitCode.Internal
   }
   Output.processSinks.stderr(`internal error:\n${Cause.pretty(cause)}\n`)

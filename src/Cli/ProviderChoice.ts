@@ -20,6 +20,13 @@
  * `api-version` from `AZURE_OPENAI_API_VERSION`, else `OPENAI_API_VERSION` (the SDKs' name), else
  * `OpenAiCompatible.defaultAzureApiVersion`. The key travels in the `api-key` header.
  *
+ * Keys and hosts (issue 26): `--api-key-env NAME` reads the key from the variable `NAME` instead of
+ * the provider's own (`openai-compatible` reads `OPENAI_COMPATIBLE_API_KEY`, never
+ * `OPENAI_API_KEY`). `OPENAI_API_KEY` read by default is sent only to `https://api.openai.com`:
+ * with a `--base-url` elsewhere (e.g. `--provider openai --base-url http://x`, or the provider
+ * detected from `OPENAI_API_KEY` with a `--base-url`) the choice is refused with one line, unless
+ * `--api-key-env` names the variable (the user's explicit wish).
+ *
  * An explicit provider without its required key is a usage error (exit 2) naming the variable to
  * set; any other invalid configuration (bad base URL, no model, no Azure endpoint) is checked here
  * with the adapter's own validation and reported in one line. Keys stay `Redacted` until the HTTP
@@ -121,6 +128,8 @@ export type Choice =
     readonly _tag: "Scripted"
     /** `undefined` = the built-in offline demo */
     readonly scriptFile: string | undefined
+    /** the script file's text, read once by {@link resolve} (absent when it could not be read) */
+    readonly scriptText?: string
     readonly model: string
   }
 
@@ -143,6 +152,8 @@ export interface Flags {
   readonly model: Option.Option<string>
   readonly baseUrl: Option.Option<string>
   readonly script: Option.Option<string>
+  /** `--api-key-env NAME`: read the key from this variable instead of the provider's own */
+  readonly apiKeyEnv?: Option.Option<string>
 }
 
 /**
@@ -173,25 +184,31 @@ const gatewaySpec = (
 }
 
 /**
- * The `"model"` a script file names, if any (an unreadable or malformed script is reported when the
- * script is loaded, not here).
+ * Reads a script file once (issue 26: `--script <(…)` is a pipe that can be read only once):
+ * `undefined` when it cannot be read (the adapter's loader then reports why).
  *
  * @since 0.1.0
  * @category utils
  */
-export const scriptModel = (file: string): Effect.Effect<string | undefined, never, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
-    Effect.map((text) => {
-      try {
-        const parsed = JSON.parse(text) as unknown
-        const model = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>)["model"] : undefined
-        return typeof model === "string" && model !== "" ? model : undefined
-      } catch {
-        return undefined
-      }
-    }),
-    Effect.orElseSucceed(() => undefined)
-  )
+export const readScript = (file: string): Effect.Effect<string | undefined, never, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(Effect.orElseSucceed(() => undefined))
+
+/**
+ * The `"model"` a script's text names, if any (a malformed script is reported when the script is
+ * loaded, not here).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const scriptModel = (text: string): string | undefined => {
+  try {
+    const parsed = JSON.parse(text) as unknown
+    const model = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>)["model"] : undefined
+    return typeof model === "string" && model !== "" ? model : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * The remote providers' configuration.
@@ -203,7 +220,12 @@ export const specs: { readonly [K in RemoteName]: Spec } = {
   deepseek: { profile: "deepseek", keyVariable: "DEEPSEEK_API_KEY", keyRequired: true, defaultModel: "deepseek-v4-flash" },
   anthropic: { profile: undefined, keyVariable: "ANTHROPIC_API_KEY", keyRequired: true, defaultModel: "claude-sonnet-4-5" },
   openai: { profile: "openai", keyVariable: "OPENAI_API_KEY", keyRequired: true, defaultModel: "gpt-4.1-mini" },
-  "openai-compatible": { profile: "generic", keyVariable: "OPENAI_API_KEY", keyRequired: false, defaultModel: undefined },
+  "openai-compatible": {
+    profile: "generic",
+    keyVariable: "OPENAI_COMPATIBLE_API_KEY",
+    keyRequired: false,
+    defaultModel: undefined
+  },
   gemini: gatewaySpec("gemini", "gemini-2.5-flash"),
   openrouter: gatewaySpec("openrouter", "openai/gpt-4.1-mini"),
   groq: gatewaySpec("groq", "llama-3.3-70b-versatile"),
@@ -270,6 +292,30 @@ export const adapterOptions = (
 const configMessage = (error: ConfigError.ConfigError): string =>
   error._op === "InvalidData" || error._op === "MissingData" ? error.message : String(error)
 
+/**
+ * The only host `OPENAI_API_KEY` is sent to when the user did not name it with `--api-key-env`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const OPENAI_HOST = "api.openai.com"
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/**
+ * Whether a base URL is OpenAI's own API (`https://api.openai.com`).
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isOpenAiUrl = (url: string): boolean => {
+  if (!URL.canParse(url)) return false
+  const parsed = new URL(url)
+  return parsed.protocol === "https:" && parsed.hostname === OPENAI_HOST && parsed.port === ""
+}
+
+const hostOf = (url: string): string => URL.canParse(url) ? new URL(url).host : url
+
 const remote = (
   provider: RemoteName,
   flags: Flags,
@@ -277,12 +323,26 @@ const remote = (
 ): Effect.Effect<Choice, CliError> =>
   Effect.gen(function*() {
     const spec = specs[provider]
-    const apiKey = yield* secret(spec.keyVariable)
+    const named = flags.apiKeyEnv === undefined ? undefined : Option.getOrUndefined(flags.apiKeyEnv)
+    if (named !== undefined && !ENV_NAME.test(named)) {
+      return yield* usage(`--api-key-env needs an environment variable name, not "${named}"`)
+    }
+    const keyVariable = named ?? spec.keyVariable
+    const apiKey = yield* secret(keyVariable)
+    if (named !== undefined && apiKey === undefined) {
+      return yield* usage(`--api-key-env names ${named}, which is not set`)
+    }
     if (apiKey === undefined && spec.keyRequired) {
       return yield* usage(`missing API key for provider ${provider}: set ${spec.keyVariable}`)
     }
     const baseUrl = Option.getOrUndefined(flags.baseUrl) ??
       (spec.baseUrlVariable === undefined ? undefined : yield* plain(spec.baseUrlVariable))
+    const target = baseUrl ?? (spec.profile === undefined ? undefined : OpenAiCompatible.profiles[spec.profile].baseUrl)
+    if (named === undefined && keyVariable === "OPENAI_API_KEY" && apiKey !== undefined && target !== undefined && !isOpenAiUrl(target)) {
+      return yield* usage(
+        `refusing to send OPENAI_API_KEY to ${hostOf(target)} (it only goes to ${OPENAI_HOST}); name the key's variable with --api-key-env NAME`
+      )
+    }
     if (provider === "openai-compatible" && baseUrl === undefined) {
       return yield* usage("provider openai-compatible needs --base-url (e.g. http://localhost:8000/v1)")
     }
@@ -292,11 +352,11 @@ const remote = (
       )
     }
     const flagModel = Option.getOrUndefined(flags.model)
-    const target = provider === "azure" ? yield* azureTarget(flagModel) : undefined
-    const model = target?.model ?? flagModel ?? spec.defaultModel
+    const azure = provider === "azure" ? yield* azureTarget(flagModel) : undefined
+    const model = azure?.model ?? flagModel ?? spec.defaultModel
     if (model === undefined) return yield* usage(`provider ${provider} needs --model`)
     const route = spec.profile === undefined ? provider : OpenAiCompatible.profiles[spec.profile].route
-    const choice: Remote = { _tag: "Remote", provider, route, apiKey, baseUrl, model, azure: target?.azure, via }
+    const choice: Remote = { _tag: "Remote", provider, route, apiKey, baseUrl, model, azure: azure?.azure, via }
     if (spec.profile !== undefined) {
       yield* OpenAiCompatible.resolve(adapterOptions(choice)).pipe(
         Effect.mapError((error) => usage(`invalid configuration for provider ${provider}: ${configMessage(error)}`))
@@ -316,10 +376,12 @@ export const resolve = (flags: Flags): Effect.Effect<Choice, CliError, FileSyste
     const explicit = Option.getOrUndefined(flags.provider)
     if (explicit === "scripted" || (explicit === undefined && Option.isSome(flags.script))) {
       const scriptFile = Option.getOrUndefined(flags.script)
-      const fromScript = Option.isNone(flags.model) && scriptFile !== undefined ? yield* scriptModel(scriptFile) : undefined
+      const scriptText = scriptFile === undefined ? undefined : yield* readScript(scriptFile)
+      const fromScript = scriptText === undefined ? undefined : scriptModel(scriptText)
       return {
         _tag: "Scripted",
         scriptFile,
+        ...(scriptText === undefined ? {} : { scriptText }),
         model: Option.getOrElse(flags.model, () => fromScript ?? "demo")
       } satisfies Choice
     }

@@ -33,6 +33,7 @@ import {
   type CallToolResult,
   ErrorCode,
   McpError as SdkMcpError,
+  PaginatedResultSchema,
   type Tool as SdkTool,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
@@ -47,6 +48,7 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 import { GroupStdioTransport } from "./internal/StdioTransport.js"
 import type * as McpConfig from "./McpConfig.js"
 import { type McpError, McpConnectError, McpProtocolError, McpServerError, McpTimeoutError } from "./McpError.js"
+import * as ToolListing from "./ToolListing.js"
 
 /**
  * A tool as the server lists it (the SDK's type).
@@ -135,8 +137,8 @@ export interface Connection {
   readonly status: Effect.Effect<Status>
   /** connects now if not connected (restarting a crashed server) */
   readonly connect: Effect.Effect<void, McpError>
-  /** every tool the server lists (all pages) */
-  readonly listTools: Effect.Effect<ReadonlyArray<ServerTool>, McpError>
+  /** every tool the server lists (all pages); a malformed definition is an entry of its own */
+  readonly listTools: Effect.Effect<ReadonlyArray<ToolListing.ListedTool>, McpError>
   /** calls a tool; interruption sends `notifications/cancelled` */
   readonly callTool: (
     name: string,
@@ -419,15 +421,25 @@ export const make = (
         }
       }))
 
-    const listTools: Effect.Effect<ReadonlyArray<ServerTool>, McpError> = Effect.flatMap(ensure, (client) =>
+    // each tool checked alone (`ToolListing`): one malformed definition does not fail the listing
+    const listTools: Effect.Effect<ReadonlyArray<ToolListing.ListedTool>, McpError> = Effect.flatMap(ensure, (client) =>
       Effect.gen(function*() {
-        const out: Array<ServerTool> = []
+        const out: Array<ToolListing.ListedTool> = []
         let cursor: string | undefined
         for (let page = 0; page < 100; page++) {
-          const result = yield* Effect.tryPromise({
-            try: (signal) => client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: callTimeoutMs }),
+          const raw = yield* Effect.tryPromise({
+            try: (signal) =>
+              client.request(
+                { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
+                PaginatedResultSchema,
+                { signal, timeout: callTimeoutMs }
+              ),
             catch: (e) => fromSdkError(name, e, "tools/list")
           })
+          const result = ToolListing.parsePage(raw)
+          if (result === undefined) {
+            return yield* new McpProtocolError({ server: name, message: "its tools/list answer has no tools array" })
+          }
           out.push(...result.tools)
           cursor = result.nextCursor
           if (cursor === undefined) break

@@ -2,7 +2,8 @@
  * Loop tools from one MCP server's `tools/list`.
  *
  * {@link fromListing} turns a listing into loop tools (`Tool.raw`) plus the tools it had to skip,
- * each with a one-line reason: a provider-hostile schema that cannot be normalised
+ * each with a one-line reason: a definition the SDK's schema rejects (`ToolListing`, issue 26: only
+ * that tool is dropped, not the server), a provider-hostile schema that cannot be normalised
  * (`ToolSchema.normalize`), a schema Ajv cannot compile, a task-only tool (`execution.taskSupport:
  * "required"`; this client does not run tasks), or a name collision (`ToolName.assign`).
  *
@@ -20,6 +21,7 @@ import type * as Json from "../Llm/Json.js"
 import * as Tool from "../Loop/Tool.js"
 import type * as McpConnection from "./McpConnection.js"
 import { McpServerError } from "./McpError.js"
+import * as ToolListing from "./ToolListing.js"
 import * as ToolName from "./ToolName.js"
 import * as ToolResult from "./ToolResult.js"
 import * as ToolSchema from "./ToolSchema.js"
@@ -58,7 +60,7 @@ export interface Skipped {
  */
 export const fromListing = (
   connection: McpConnection.Connection,
-  listing: ReadonlyArray<McpConnection.ServerTool>,
+  listing: ReadonlyArray<ToolListing.ListedTool>,
   reserved: ReadonlySet<string>
 ): { readonly offered: ReadonlyArray<Offered>; readonly skipped: ReadonlyArray<Skipped> } => {
   const server = connection.name
@@ -71,6 +73,10 @@ export const fromListing = (
     readonly validate: ToolSchema.Validator
   }> = []
   for (const t of listing) {
+    if (ToolListing.isMalformed(t)) {
+      skipped.push({ tool: t.name, reason: t.malformed })
+      continue
+    }
     if (t.execution?.taskSupport === "required") {
       skipped.push({ tool: t.name, reason: "it runs only as an MCP task, which this client does not support" })
       continue

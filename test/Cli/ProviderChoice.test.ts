@@ -70,4 +70,56 @@ describe("ProviderChoice", () => {
       )
       expect(choice).toEqual({ _tag: "Scripted", scriptFile: "s.json", model: "demo" })
     }))
+
+  it.effect("[issue 26] openai-compatible reads OPENAI_COMPATIBLE_API_KEY, never OPENAI_API_KEY; --api-key-env names another variable", () =>
+    Effect.gen(function*() {
+      const base = { provider: Option.some("openai-compatible" as const), baseUrl: Option.some("http://127.0.0.1:9/v1"), model: Option.some("m") }
+      const keyOf = (choice: ProviderChoice.Choice) =>
+        choice._tag === "Remote" && choice.apiKey !== undefined ? Redacted.value(choice.apiKey) : undefined
+      const own = yield* ProviderChoice.resolve(flags(base)).pipe(
+        withEnv({ OPENAI_API_KEY: "sk-openai", OPENAI_COMPATIBLE_API_KEY: "sk-compat" })
+      )
+      expect(keyOf(own)).toBe("sk-compat")
+      const none = yield* ProviderChoice.resolve(flags(base)).pipe(withEnv({ OPENAI_API_KEY: "sk-openai" }))
+      expect(keyOf(none)).toBeUndefined()
+      const named = yield* ProviderChoice.resolve(flags({ ...base, apiKeyEnv: Option.some("MY_GATEWAY_KEY") })).pipe(
+        withEnv({ OPENAI_API_KEY: "sk-openai", MY_GATEWAY_KEY: "sk-mine" })
+      )
+      expect(keyOf(named)).toBe("sk-mine")
+      const unset = yield* ProviderChoice.resolve(flags({ ...base, apiKeyEnv: Option.some("NOPE_KEY") })).pipe(withEnv({}), Effect.flip)
+      expect(unset.message).toBe("--api-key-env names NOPE_KEY, which is not set")
+      const bad = yield* ProviderChoice.resolve(flags({ ...base, apiKeyEnv: Option.some("A-B") })).pipe(withEnv({}), Effect.flip)
+      expect(bad.exitCode).toBe(2)
+    }))
+
+  it.effect("[issue 26] OPENAI_API_KEY goes to https://api.openai.com only, unless --api-key-env names it", () =>
+    Effect.gen(function*() {
+      const env = withEnv({ OPENAI_API_KEY: "sk-openai" })
+      const elsewhere = yield* ProviderChoice.resolve(flags({ provider: Option.some("openai"), baseUrl: Option.some("http://x.test/v1") })).pipe(
+        env,
+        Effect.flip
+      )
+      expect(elsewhere.message).toBe(
+        "refusing to send OPENAI_API_KEY to x.test (it only goes to api.openai.com); name the key's variable with --api-key-env NAME"
+      )
+      expect(elsewhere.exitCode).toBe(2)
+      // detected from the environment, with a --base-url elsewhere: refused the same way
+      const detected = yield* ProviderChoice.resolve(flags({ baseUrl: Option.some("https://proxy.example/v1") })).pipe(env, Effect.flip)
+      expect(detected.message).toContain("refusing to send OPENAI_API_KEY to proxy.example")
+      // plain http to OpenAI's host is not OpenAI's API either
+      const http = yield* ProviderChoice.resolve(flags({ provider: Option.some("openai"), baseUrl: Option.some("http://api.openai.com/v1") })).pipe(env, Effect.flip)
+      expect(http.message).toContain("refusing to send OPENAI_API_KEY")
+      const official = yield* ProviderChoice.resolve(flags({ provider: Option.some("openai") })).pipe(env)
+      expect(official._tag === "Remote" && official.provider).toBe("openai")
+      const explicit = yield* ProviderChoice.resolve(flags({
+        provider: Option.some("openai"),
+        baseUrl: Option.some("http://x.test/v1"),
+        apiKeyEnv: Option.some("OPENAI_API_KEY")
+      })).pipe(env)
+      expect(explicit._tag === "Remote" && explicit.baseUrl).toBe("http://x.test/v1")
+      expect(ProviderChoice.isOpenAiUrl("https://api.openai.com/v1")).toBe(true)
+      expect(ProviderChoice.isOpenAiUrl("https://api.openai.com.evil.test/v1")).toBe(false)
+      expect(ProviderChoice.isOpenAiUrl("https://api.openai.com:8443/v1")).toBe(false)
+    }))
 })
+

@@ -167,4 +167,23 @@ describe("Mcp tools in the loop (server-everything, server-filesystem over stdio
     }).pipe(Effect.scoped, Effect.provide(layer))
   }, 30_000)
 
+  it.live("[issue 26] one malformed tool definition drops only that tool (a notice names it), not the server", () => {
+    const { layer, notices } = setup(
+      [stdio("odd", [fixture("malformed-tools.mjs")])],
+      [Scripted.call("c1", "mcp__odd__echo", `{"message":"still here"}`), Scripted.text("done")]
+    )
+    return Effect.gen(function*() {
+      const t = yield* TestKit.agent()
+      yield* t.prompt("go")
+      const [echo] = results(yield* t.events)
+      expect(echo?.isError).toBe(false)
+      expect(text(echo!)).toBe("Echo: still here")
+      const names = (yield* t.requests)[0]?.tools?.map((s) => s.name) ?? []
+      expect(names.filter((n) => n.startsWith("mcp__odd__"))).toEqual(["mcp__odd__echo"])
+      expect(notices.filter((n) => n.includes("skipped"))).toEqual([
+        `MCP server "odd": tool "broken" skipped: its definition is malformed (inputSchema.type: Invalid input: expected "object")`,
+        `MCP server "odd": tool "#2" skipped: its definition is malformed (name: Invalid input: expected string, received undefined)`
+      ])
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  }, 30_000)
 })

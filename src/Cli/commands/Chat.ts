@@ -148,7 +148,7 @@ const help = [
   "/exit     quit"
 ].join("\n")
 
-const err = (text: string) => Effect.sync(() => Output.processSinks.stderr(text))
+const err = (text: string) => Effect.sync(() => Output.terminalSinks.stderr(text))
 
 /**
  * Opens the chat's agent over `session` (with `model` instead of the chosen one when given), in the

@@ -34,9 +34,11 @@ import * as ToolRuntimes from "../../Loop/ToolRuntime.js"
 import * as Mcp from "../../Mcp/Mcp.js"
 import type * as McpApproval from "../../Mcp/McpApproval.js"
 import * as McpSetup from "../../Mcp/McpSetup.js"
+import * as ToolListing from "../../Mcp/ToolListing.js"
 import * as DataDir from "../../Session/persistence/DataDir.js"
 import { CliError } from "../CliError.js"
 import { ExitCode } from "../ExitCode.js"
+import * as Output from "../Output.js"
 
 /**
  * The `--mcp-config` option (repeatable).
@@ -65,7 +67,7 @@ export interface Setup {
   readonly workspaceTrusted: boolean
 }
 
-const stderr = (line: string) => Effect.sync(() => void process.stderr.write(`${line}\n`))
+const stderr = (line: string) => Effect.sync(() => Output.terminalSinks.stderr(`${line}\n`))
 
 const envMs = (name: string): number | undefined => {
   const raw = process.env[name]
@@ -152,7 +154,7 @@ const yesOption = Options.boolean("yes").pipe(
   Options.withDescription("include project servers that are not approved yet")
 )
 
-const out = (line: string) => Effect.sync(() => void process.stdout.write(`${line}\n`))
+const out = (line: string) => Effect.sync(() => Output.terminalSinks.stdout(`${line}\n`))
 
 const inspect = <A>(
   args: { readonly cwd: Option.Option<string>; readonly mcpConfig: ReadonlyArray<string>; readonly yes: boolean },
@@ -237,7 +239,7 @@ const tools = Command.make(
           Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Internal }))
         )
         const rows = o.tools.map((t): ReadonlyArray<string> => {
-          const description = listing.find((l) => l.name === t.tool)?.description ?? ""
+          const description = ToolListing.valid(listing).find((l) => l.name === t.tool)?.description ?? ""
           return [t.name, description.split("\n")[0] ?? ""]
         })
         for (const line of pad(rows)) yield* out(line)

@@ -81,7 +81,7 @@ export const command = Command.make(
       if (json) {
         for (const entry of ModelCatalog.builtIn) Output.processSinks.stdout(`${JSON.stringify(jsonOf(entry))}\n`)
       } else {
-        Output.processSinks.stdout(`${table(ModelCatalog.builtIn)}\n`)
+        Output.terminalSinks.stdout(`${table(ModelCatalog.builtIn)}\n`)
         Output.processSinks.stderr(`other model ids work too with --model (on a default ${tokens(ModelCatalog.DEFAULT_CONTEXT_WINDOW)} context window)\n`)
       }
     })

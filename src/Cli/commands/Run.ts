@@ -280,7 +280,7 @@ export const command = Command.make(
       }
       if (result.saveFailure !== undefined) return yield* result.saveFailure
       const outcome = report(result)
-      if (outcome.line !== undefined) Output.processSinks.stderr(`${outcome.line}\n`)
+      if (outcome.line !== undefined) Output.terminalSinks.stderr(`${outcome.line}\n`)
       if (outcome.exitCode !== ExitCode.Ok) return yield* new CliError({ message: "", exitCode: outcome.exitCode })
     }).pipe(Logger.verbose(args.verbose))
 ).pipe(Command.withDescription("run one prompt as one agent turn"))

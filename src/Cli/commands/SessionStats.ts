@@ -25,6 +25,7 @@ import type { TokenUsage } from "../../Llm/Message.js"
 import type { SessionEvent, SessionHeader } from "../../Session/SessionEvent.js"
 import type { CliError } from "../CliError.js"
 import * as CommonOptions from "../CommonOptions.js"
+import * as Output from "../Output.js"
 import { addCost } from "../RunSummary.js"
 
 /**
@@ -288,7 +289,7 @@ export const make = (read: Reader) =>
         const text = json
           ? JSON.stringify({ type: "stats", session: loaded.header.id, ...stats })
           : render(loaded.header, stats).join("\n")
-        yield* Effect.sync(() => process.stdout.write(`${text}\n`))
+        yield* Effect.sync(() => (json ? Output.processSinks : Output.terminalSinks).stdout(`${text}\n`))
       }))
   ).pipe(
     Command.withDescription(

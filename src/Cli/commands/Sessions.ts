@@ -45,9 +45,10 @@ import { CliError } from "../CliError.js"
 import * as CommonOptions from "../CommonOptions.js"
 import { ExitCode } from "../ExitCode.js"
 import * as LogStructure from "../LogStructure.js"
+import * as Output from "../Output.js"
 import * as ReplayCheck from "../ReplayCheck.js"
 import * as SessionStats from "./SessionStats.js"
-import * as Escape from "../sessions/Escape.js"
+import * as TerminalText from "../TerminalText.js"
 import * as List from "../sessions/List.js"
 import * as SessionIds from "../sessions/SessionIds.js"
 import * as Show from "../sessions/Show.js"
@@ -75,7 +76,11 @@ const sessionError = (e: SessionError) => UserErrors.toCli(e)
 
 const usage = (message: string) => new CliError({ message: `error: ${message}`, exitCode: ExitCode.Usage })
 
-const out = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
+const out = (text: string) => Effect.sync(() => Output.processSinks.stdout(text.endsWith("\n") ? text : `${text}\n`))
+
+// human-readable lines: made inert when stdout is a terminal (JSON lines go through `out`)
+const outText = (text: string) =>
+  Effect.sync(() => Output.terminalSinks.stdout(text.endsWith("\n") ? text : `${text}\n`))
 
 /**
  * The stored id a user's (prefix of an) id names.
@@ -117,8 +122,8 @@ const list = Command.make(
         for (const r of rows) yield* out(JSON.stringify(List.json(r)))
         return
       }
-      if (rows.length === 0) return yield* out("no sessions yet (harness run \"…\" starts one)")
-      yield* out(List.table(rows))
+      if (rows.length === 0) return yield* outText("no sessions yet (harness run \"…\" starts one)")
+      yield* outText(List.table(rows))
     }).pipe(Effect.provide(readerLayer(store)))
 ).pipe(Command.withDescription("list stored sessions, most recent first (any unique id prefix works as an id)"))
 
@@ -128,19 +133,19 @@ const show = Command.make("show", { store, id }, ({ id, store }) =>
   Effect.gen(function*() {
     const loaded = yield* snapshot(id)
     const title = Title.of(loaded.events)
-    yield* out(Escape.line(`session ${loaded.header.id}${title === undefined ? "" : ` "${title}"`}${
+    yield* outText(TerminalText.line(`session ${loaded.header.id}${title === undefined ? "" : ` "${title}"`}${
       loaded.header.cwd !== undefined ? ` in ${loaded.header.cwd}` : ""
     }`))
     if (loaded.header.parentSession !== undefined) {
-      yield* out(`forked from ${loaded.header.parentSession} after event #${(loaded.header.seedLength ?? 1) - 1}`)
+      yield* outText(`forked from ${loaded.header.parentSession} after event #${(loaded.header.seedLength ?? 1) - 1}`)
     }
-    yield* out("")
+    yield* outText("")
     // a few lines per write: the whole transcript of a large log is never one string
     const lines = Show.renderLines(loaded.events)
-    if (lines.length === 0) yield* out("")
-    for (let i = 0; i < lines.length; i += 256) yield* out(lines.slice(i, i + 256).join("\n"))
+    if (lines.length === 0) yield* outText("")
+    for (let i = 0; i < lines.length; i += 256) yield* outText(lines.slice(i, i + 256).join("\n"))
     const total = SessionStats.totalLine(loaded.events)
-    if (total !== undefined) yield* out(total)
+    if (total !== undefined) yield* outText(total)
   }).pipe(Effect.provide(readerLayer(store)))).pipe(
     Command.withDescription("print a session's transcript by numbered turn (how each turn ended, partial answers)")
   )
@@ -189,8 +194,8 @@ const replay = Command.make("replay", { store, id, json }, ({ id, json, store })
         findings: report.findings.map(findingJson)
       }))
     } else {
-      for (const f of report.findings) yield* out(ReplayCheck.renderFinding(f))
-      yield* out(replaySummary(report.verdicts))
+      for (const f of report.findings) yield* outText(ReplayCheck.renderFinding(f))
+      yield* outText(replaySummary(report.verdicts))
     }
     if (!ok) return yield* problemsFound
   })).pipe(Effect.provide(readerLayer(store)))).pipe(
@@ -218,8 +223,8 @@ const verify = Command.make("verify", { store, id, json }, ({ id, json, store })
         findings: findings.map(findingJson)
       }))
     } else {
-      for (const f of findings) yield* out(ReplayCheck.renderFinding(f))
-      yield* out(
+      for (const f of findings) yield* outText(ReplayCheck.renderFinding(f))
+      yield* outText(
         `${loaded.events.length} event${loaded.events.length === 1 ? "" : "s"}, ${turns} turn${turns === 1 ? "" : "s"}: ${
           structure.findings.length === 0
             ? "structure ok"
@@ -323,7 +328,7 @@ const fork = Command.make(
       })
       const child = yield* Effect.mapError(sessions.forkStored(resolved, boundary, SessionIds.make()), sessionError)
       yield* Effect.mapError(sessions.flush(child.id), sessionError)
-      yield* out(`${child.id}`)
+      yield* outText(`${child.id}`)
     })).pipe(Effect.provide(Layer.merge(storeLayer(store), persistenceLayer(store))))
 ).pipe(Command.withDescription("fork a session after one of its turns into a new session (prints the new id)"))
 
@@ -375,7 +380,7 @@ const rm = Command.make(
         const title = Title.of(loaded.events)
         const turns = loaded.events.filter((e) => e.type === "turn/start").length
         const ok = yield* confirm(
-          Escape.line(`delete session ${resolved}${title === undefined ? "" : ` "${title}"`} (${turns} turn${turns === 1 ? "" : "s"})? [y/N] `)
+          TerminalText.line(`delete session ${resolved}${title === undefined ? "" : ` "${title}"`} (${turns} turn${turns === 1 ? "" : "s"})? [y/N] `)
         )
         if (!ok) return yield* Effect.sync(() => process.stderr.write("not deleted\n"))
       }

@@ -65,6 +65,7 @@ import * as Bash from "../tools/Bash.js"
 import * as ChildEnv from "../tools/internal/ChildEnv.js"
 import type * as Settings from "../settings/Settings.js"
 import type { PermissionMode } from "../settings/SettingsFile.js"
+import * as TerminalText from "../TerminalText.js"
 import * as HookOutcome from "./HookOutcome.js"
 import * as HookProcess from "./HookProcess.js"
 import * as Matcher from "./Matcher.js"
@@ -238,7 +239,7 @@ export const install = (
     const sessions = yield* AgentSessions.AgentSessions
     const store = yield* SessionStore.SessionStore
     const persistence = yield* Effect.serviceOption(SessionPersistence.SessionPersistence)
-    const notice = options.notice ?? ((line: string) => Effect.sync(() => void process.stderr.write(`effect-harness: ${line}\n`)))
+    const notice = options.notice ?? ((line: string) => Effect.sync(() => void process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${line}\n`))))
     const limit = options.settings.stopHookLimit ?? DEFAULT_STOP_LIMIT
     const handlers: Array<Handler> = options.settings.hooks.map((entry) => ({
       entry,

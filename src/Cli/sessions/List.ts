@@ -13,7 +13,7 @@
  */
 import type { Loaded, SessionSummary } from "../../Session/SessionPersistence.js"
 import type { SessionEvent, TurnEndReason } from "../../Session/SessionEvent.js"
-import * as Escape from "./Escape.js"
+import * as TerminalText from "../TerminalText.js"
 import * as SessionIds from "./SessionIds.js"
 import * as Title from "./Title.js"
 
@@ -142,9 +142,9 @@ export const table = (rows: ReadonlyArray<Row>): string => {
       localTime(r.summary.updatedAt),
       String(r.summary.turns),
       r.status,
-      Escape.line(r.model ?? "-"),
-      Escape.line(cut(r.title ?? (r.summary.firstPrompt === undefined ? "-" : `"${r.summary.firstPrompt}"`), 48)),
-      Escape.line(r.summary.header.cwd ?? "-")
+      TerminalText.line(r.model ?? "-"),
+      TerminalText.line(cut(r.title ?? (r.summary.firstPrompt === undefined ? "-" : `"${r.summary.firstPrompt}"`), 48)),
+      TerminalText.line(r.summary.header.cwd ?? "-")
     ])
   ]
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((c) => c[i]!.length)))

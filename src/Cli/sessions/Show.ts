@@ -5,14 +5,14 @@
  * end (what `--at` takes). The partial answer of a step that never got its final message (a
  * cancelled, failed or crashed turn) is shown where it stopped. Compactions and the events they
  * shadowed are marked. Pure: events in, text out; control characters from prompts and answers
- * are escaped ({@link Escape}).
+ * are escaped (`TerminalText.neutralize`).
  *
  * @since 0.1.0
  */
 import type { SessionEvent, TurnEndReason } from "../../Session/SessionEvent.js"
 import * as Surface from "../../Session/Surface.js"
+import * as TerminalText from "../TerminalText.js"
 import * as Transcript from "../Transcript.js"
-import * as Escape from "./Escape.js"
 import * as Title from "./Title.js"
 
 const indent = (text: string, prefix = "  "): string =>
@@ -75,7 +75,7 @@ export const PARTIAL_SHOWN_CHARS = 64 * 1024
  */
 export const renderLines = (events: ReadonlyArray<SessionEvent>): Array<string> => {
   const lines: Array<string> = []
-  const push = (...texts: ReadonlyArray<string>) => lines.push(...texts.map(Escape.text))
+  const push = (...texts: ReadonlyArray<string>) => lines.push(...texts.map((t) => TerminalText.neutralize(t, "keep")))
   const shadowed = new Set(Surface.foldSurface(events).replacements.flatMap((r) => r.shadowedSeqs))
   let partial = ""
   let hidden = 0

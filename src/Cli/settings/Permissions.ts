@@ -42,6 +42,7 @@ import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import type * as Approval from "../tools/Approval.js"
 import * as ReadFilter from "../tools/ReadFilter.js"
 import * as Workspace from "../tools/Workspace.js"
+import * as TerminalText from "../TerminalText.js"
 import * as AgentSessions from "./AgentSessions.js"
 import * as PermissionRule from "./PermissionRule.js"
 import * as ProtectedPaths from "./ProtectedPaths.js"
@@ -435,7 +436,7 @@ export const layer = (options: Options): Layer.Layer<Permissions, never, FileSys
     Permissions,
     Effect.gen(function*() {
       const { service, warnings } = yield* make(options)
-      for (const w of warnings) yield* Effect.sync(() => process.stderr.write(`effect-harness: ${w}\n`))
+      for (const w of warnings) yield* Effect.sync(() => process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${w}\n`)))
       return service
     })
   )

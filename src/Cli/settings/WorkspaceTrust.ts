@@ -30,7 +30,7 @@ import * as McpConfig from "../../Mcp/McpConfig.js"
 import * as McpSetup from "../../Mcp/McpSetup.js"
 import * as WorkspaceScripts from "../../Mcp/WorkspaceScripts.js"
 import * as PrivateFile from "../../Session/persistence/PrivateFile.js"
-import * as Approval from "../tools/Approval.js"
+import * as TerminalText from "../TerminalText.js"
 import * as Settings from "./Settings.js"
 import type * as SettingsFile from "./SettingsFile.js"
 
@@ -145,7 +145,7 @@ export const review = (
  * @category utils
  */
 export const question = (r: Review): string => {
-  const n = Approval.neutralize
+  const n = TerminalText.neutralize
   const lines = [`The workspace ${n(r.root)} has its own configuration that runs commands outside the sandbox or grants permissions:`]
   for (const h of r.hooks) {
     lines.push(`  hook ${n(h.event)}${h.matcher === undefined ? "" : ` (matcher ${n(h.matcher)})`} from ${h.file}: ${n(h.command)}`)

@@ -5,7 +5,7 @@
  * - the WHOLE call is shown (`bash` command, `write` content, `edit` old/new text), wrapped to the
  *   terminal width and never truncated; a long call shows its first lines and an explicit
  *   `… N more lines (answer v to view all)`, and `v` prints every line before asking again;
- * - control characters are neutralised ({@link neutralize}): ESC, other C0/C1 controls, DEL and
+ * - control characters are neutralised (`TerminalText.neutralize`): ESC, other C0/C1 controls, DEL and
  *   invisible/bidirectional format characters are shown as inert escapes (`\x1b`, `\u202e`), so an
  *   ANSI payload (cursor-up, erase-line) is displayed as text and cannot redraw the prompt;
  * - type-ahead is discarded: on a terminal, whatever was typed before the question appears is
@@ -34,6 +34,7 @@ import * as LoopApproval from "../../Loop/Approval.js"
 import * as ToolHooks from "../../Loop/ToolHooks.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import * as Permissions from "../settings/Permissions.js"
+import { neutralize } from "../TerminalText.js"
 
 /**
  * The approval modes.
@@ -73,25 +74,6 @@ const field = (args: Json, key: string): string | undefined => {
   const v = (args as { readonly [k: string]: Json })[key]
   return typeof v === "string" ? v : undefined
 }
-
-/**
- * Makes text inert for a terminal: every C0 control but newline, DEL, every C1 control and the
- * invisible / bidirectional format characters become visible escapes (`\x1b`, `\t`, `\r`,
- * `\u202e`). Newlines are kept (the caller shows them as line breaks).
- *
- * @since 0.1.0
- * @category utils
- */
-export const neutralize = (text: string): string =>
-  text.replace(
-    /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/g,
-    (c) => {
-      if (c === "\t") return "\\t"
-      if (c === "\r") return "\\r"
-      const code = c.charCodeAt(0)
-      return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`
-    }
-  )
 
 const oneLine = (text: string, max = 200): string => {
   const flat = neutralize(text).replace(/\s*\n\s*/g, " ⏎ ")

@@ -6,10 +6,17 @@
  * context or `replace_all`); `old_string === new_string` is `NO_CHANGE`; an empty `old_string` is
  * `INVALID_ARGS` (use `write` to create files).
  *
- * Decisions (DEC-10):
- * - Matching is exact (whitespace, indentation). One tolerance: in a CRLF file, when the strings
- *   contain `\n` but no `\r` and do not match as given, they are matched and written with `\r\n`
- *   line endings (the model sees lines without `\r` in `read` output).
+ * Decisions (DEC-10, issue 26: lossless edits):
+ * - Only the matched bytes change. A file that is not valid UTF-8 (e.g. Latin-1) is refused with
+ *   `NOT_UTF8` (decoding it would replace bytes with U+FFFD); a UTF-8 byte order mark is kept.
+ * - Matching is exact (whitespace, indentation). One tolerance for line endings (the model sees
+ *   lines without `\r` in `read` output): when `old_string` has no `\r`, each of its `\n` matches
+ *   `\n` or `\r\n` in the file.
+ * - Line endings are kept: when neither string has a `\r`, the k-th `\n` of `new_string` is
+ *   written with the k-th line ending of the text the occurrence replaces (the last one for extra
+ *   lines, the ending of its line when it had none), so a CRLF file stays CRLF and a mixed file
+ *   keeps each line's ending. When either string has a `\r` (the model chose the endings),
+ *   `new_string` is written as given.
  * - Occurrences are counted without overlap; the replacement text is inserted literally (no `$`
  *   patterns). The file is rewritten atomically and keeps its permission bits.
  * - Files larger than {@link MAX_FILE_BYTES} and binary files are refused.
@@ -21,6 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
+import * as TextFile from "./internal/TextFile.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
@@ -81,14 +89,23 @@ export const parameters = Schema.Struct({
  */
 export type Params = typeof parameters.Type
 
-const countOccurrences = (haystack: string, needle: string): number => {
-  let count = 0
-  let at = haystack.indexOf(needle)
-  while (at !== -1) {
-    count++
-    at = haystack.indexOf(needle, at + needle.length)
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * Where `oldString` occurs in `text`, without overlap: `[start, end)` ranges. Without a `\r` in
+ * `oldString`, each of its `\n` matches `\n` or `\r\n` (the model reads lines without `\r`).
+ */
+const occurrences = (text: string, oldString: string): ReadonlyArray<readonly [number, number]> => {
+  const ranges: Array<readonly [number, number]> = []
+  if (oldString.includes("\r") || !oldString.includes("\n")) {
+    for (let at = text.indexOf(oldString); at !== -1; at = text.indexOf(oldString, at + oldString.length)) {
+      ranges.push([at, at + oldString.length])
+    }
+    return ranges
   }
-  return count
+  const pattern = new RegExp(oldString.split("\n").map(escapeRegExp).join("\\r?\\n"), "g")
+  for (const m of text.matchAll(pattern)) ranges.push([m.index, m.index + m[0].length])
+  return ranges
 }
 
 const lineOf = (text: string, index: number): number => {
@@ -135,21 +152,20 @@ export const run = Effect.fn("Edit.run")(function*(params: Params) {
   if (FileIo.looksBinary(bytes)) {
     return yield* Effect.fail(ToolError.make("BINARY_FILE", `${display} looks like a binary file; edit only changes text files`))
   }
-  const text = new TextDecoder("utf-8").decode(bytes)
-
-  let oldString = params.old_string
-  let newString = params.new_string
-  let count = countOccurrences(text, oldString)
-  if (count === 0 && text.includes("\r\n") && oldString.includes("\n") && !oldString.includes("\r")) {
-    const crlfOld = oldString.replace(/\n/g, "\r\n")
-    const crlfCount = countOccurrences(text, crlfOld)
-    if (crlfCount > 0) {
-      oldString = crlfOld
-      newString = newString.includes("\r") ? newString : newString.replace(/\n/g, "\r\n")
-      count = crlfCount
-    }
+  const decoded = TextFile.decode(bytes)
+  if (decoded === undefined) {
+    return yield* Effect.fail(
+      ToolError.make(
+        "NOT_UTF8",
+        `${display} is not valid UTF-8 text (another encoding such as Latin-1?); edit refuses it because rewriting it would change bytes it was not asked to change. Use bash to change it in its own encoding (e.g. sed), or write to replace the whole file`
+      )
+    )
   }
-  if (count === 0) {
+  const text = decoded.text
+  const ranges = occurrences(text, params.old_string)
+  const count = ranges.length
+  const first = ranges[0]
+  if (first === undefined) {
     return yield* Effect.fail(
       ToolError.make(
         "NO_MATCH",
@@ -166,9 +182,19 @@ export const run = Effect.fn("Edit.run")(function*(params: Params) {
       )
     )
   }
-  const firstLine = lineOf(text, text.indexOf(oldString))
-  const updated = text.split(oldString).join(newString)
-  yield* FileIo.atomicWrite(workspace.root, target, new TextEncoder().encode(updated), info.mode & 0o7777)
+  const firstLine = lineOf(text, first[0])
+  const crOld = params.old_string.includes("\r")
+  const parts: Array<string> = []
+  let at = 0
+  for (const [start, end] of ranges) {
+    // an old_string with `\r` chose its endings: new_string is then written as given
+    const replacement = crOld ? params.new_string : TextFile.replacing(params.new_string, text, start, end)
+    parts.push(text.slice(at, start), replacement)
+    at = end
+  }
+  parts.push(text.slice(at))
+  const updated = TextFile.encode({ bom: decoded.bom, text: parts.join("") })
+  yield* FileIo.atomicWrite(workspace.root, target, updated, info.mode & 0o7777)
   return {
     content: [{
       type: "text",

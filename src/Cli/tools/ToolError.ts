@@ -27,6 +27,7 @@ export const BuiltinToolErrorCode = Schema.Literal(
   "NO_MATCH",
   "AMBIGUOUS_MATCH",
   "NO_CHANGE",
+  "NOT_UTF8",
   "COMMAND_TIMEOUT",
   "SEARCH_TIMEOUT",
   "SPAWN_FAILED",

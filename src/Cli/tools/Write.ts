@@ -6,12 +6,20 @@
  * file keeps its permission bits; writing to a directory is `NOT_A_FILE`. The result states
  * whether the file was created or overwritten, with its size in bytes and lines.
  *
+ * Overwriting (issue 26: no bytes changed that the model did not ask for): the content is written
+ * as given, except that a UTF-8 byte order mark the existing file starts with is kept when the
+ * content does not start with U+FEFF, and when the existing file ends every line with `\r\n` and
+ * the content has no `\r`, its `\n` are written as `\r\n` (the model reads lines without `\r` or
+ * BOM, so it cannot have asked to drop them). Content with a `\r` is written byte for byte. The
+ * result says what was kept. Only the first {@link STYLE_BYTES} bytes of the existing file are read.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
 import type { Outcome } from "./internal/Outcome.js"
+import * as TextFile from "./internal/TextFile.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
@@ -57,8 +65,28 @@ export const parameters = Schema.Struct({
  */
 export type Params = typeof parameters.Type
 
+/**
+ * Bytes of an existing file read to learn its byte order mark and line endings (64 KiB).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const STYLE_BYTES = 64 * 1024
+
 const countLines = (text: string): number =>
   text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0)
+
+const noStyle = { bom: false, crlf: false } as const
+
+// the BOM and line-ending style of the existing file (its first STYLE_BYTES bytes); none when it
+// is gone meanwhile or cannot be read (a write-only file is still overwritten as before)
+const style = (root: string, target: Workspace.ResolvedPath) =>
+  Effect.scoped(Effect.gen(function*() {
+    const fd = yield* FileIo.open(root, target)
+    const { bytes } = yield* FileIo.readBoundedFd(fd, target.relative, STYLE_BYTES)
+    // line endings are ASCII bytes: latin1 reads them whatever the encoding or a cut character
+    return { bom: TextFile.hasBom(bytes), crlf: TextFile.endingsOf(Buffer.from(bytes).toString("latin1")) === "crlf" }
+  })).pipe(Effect.catchIf((e) => e.code === "NOT_FOUND" || e.code === "PERMISSION_DENIED", () => Effect.succeed(noStyle)))
 
 /**
  * Runs `write`.
@@ -76,15 +104,21 @@ export const run = Effect.fn("Write.run")(function*(params: Params) {
       ToolError.make("NOT_A_FILE", `${display} exists and is not a regular file (${existing.type})`)
     )
   }
-  const bytes = new TextEncoder().encode(params.content)
+  const kept = existing === undefined ? noStyle : yield* style(workspace.root, target)
+  const bom = kept.bom && !params.content.startsWith("\uFEFF")
+  const crlf = kept.crlf && params.content.includes("\n") && !params.content.includes("\r")
+  const bytes = TextFile.encode({ bom, text: crlf ? TextFile.withEnding(params.content, "\r\n") : params.content })
   const mode = existing !== undefined ? existing.mode & 0o7777 : undefined
   yield* FileIo.atomicWrite(workspace.root, target, bytes, mode)
+  const keptNote = bom || crlf
+    ? `; kept the file's ${[bom ? "UTF-8 byte order mark" : "", crlf ? "CRLF line endings" : ""].filter((n) => n !== "").join(" and ")}`
+    : ""
   const created = existing === undefined
   const lines = countLines(params.content)
   return {
     content: [{
       type: "text",
-      text: `${created ? "Created" : "Overwrote"} ${display} (${bytes.length} bytes, ${lines} line${lines === 1 ? "" : "s"})`
+      text: `${created ? "Created" : "Overwrote"} ${display} (${bytes.length} bytes, ${lines} line${lines === 1 ? "" : "s"}${keptNote})`
     }],
     meta: { path: display, created, bytes: bytes.length }
   } satisfies Outcome

@@ -176,7 +176,8 @@ class Screen {
     const original = process.stderr.write
     const capture = (chunk: string | Uint8Array, ..._rest: Array<unknown>): boolean => {
       const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8")
-      const clean = Approval.neutralize(Style.strip(text)).replace(/\n+$/, "")
+      // made inert by `notice`
+      const clean = Style.strip(text).replace(/\n+$/, "")
       if (clean !== "") this.notice(clean)
       return true
     }

@@ -13,7 +13,7 @@
  * - the turn's outcome line (cancelled, error, …) and compaction lines; notices of the UI.
  *
  * Everything the model or a tool produced is neutralised before it reaches the terminal
- * (`Approval.neutralize`), so an escape sequence in an answer cannot move the cursor.
+ * (`TerminalText.neutralize`), so an escape sequence in an answer cannot move the cursor.
  *
  * @since 0.1.0
  */
@@ -24,7 +24,7 @@ import * as NodePath from "node:path"
 import type * as Message from "../../Llm/Message.js"
 import type { SessionEvent } from "../../Session/SessionEvent.js"
 import * as RunSummary from "../RunSummary.js"
-import * as Approval from "../tools/Approval.js"
+import * as TerminalText from "../TerminalText.js"
 import * as Transcript from "../Transcript.js"
 import * as TurnOutcome from "../TurnOutcome.js"
 import * as Diff from "./Diff.js"
@@ -105,7 +105,7 @@ const readSmall = (file: string): string | undefined => {
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)}s`
 
 const oneLine = (text: string, max: number): string => {
-  const flat = Approval.neutralize(text).replace(/\s*\n\s*/g, " ⏎ ")
+  const flat = TerminalText.neutralize(text).replace(/\s*\n\s*/g, " ⏎ ")
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
@@ -120,7 +120,7 @@ export const callSummary = (name: string, args: string): string => {
   const parsed = parseArgs(args)
   const first = stringField(parsed, "command") ?? stringField(parsed, "file_path") ?? stringField(parsed, "path") ??
     stringField(parsed, "pattern")
-  return `${name}(${oneLine(first ?? args, 160)})`
+  return `${TerminalText.neutralize(name)}(${oneLine(first ?? args, 160)})`
 }
 
 /**
@@ -162,7 +162,8 @@ export class ChatView implements Component {
   /** a line of the UI itself (help, errors, session lists) */
   notice(text: string, paint: Style.Paint = this.style.dim): void {
     this.closeStream()
-    this.blocks.push({ _tag: "Lines", lines: text.split("\n").map((l) => paint(l)), indent: 0 })
+    // inert: a notice can carry a session title, a first prompt or a server's error text
+    this.blocks.push({ _tag: "Lines", lines: TerminalText.neutralize(text).split("\n").map((l) => paint(l)), indent: 0 })
   }
 
   /** drops every block (a new session) */
@@ -189,7 +190,7 @@ export class ChatView implements Component {
     switch (event.type) {
       case "user/message":
       case "steering/message": {
-        const text = Approval.neutralize(Transcript.renderBlocks(event.data.content)).split("\n")
+        const text = TerminalText.neutralize(Transcript.renderBlocks(event.data.content)).split("\n")
         const shown = text.length > MAX_PROMPT_LINES ? text.slice(0, MAX_PROMPT_LINES - 1) : text
         const more = text.length - shown.length
         const user = event.data.source.kind === "user"
@@ -306,10 +307,10 @@ export class ChatView implements Component {
           for (const line of block.lines) push(line, block.indent)
           break
         case "Text":
-          for (const line of Approval.neutralize(block.text).replace(/^\n+/, "").split("\n")) push(line)
+          for (const line of TerminalText.neutralize(block.text).replace(/^\n+/, "").split("\n")) push(line)
           break
         case "Reasoning": {
-          const lines = Approval.neutralize(block.text).trim().split("\n")
+          const lines = TerminalText.neutralize(block.text).trim().split("\n")
           const shown = this.reasoningExpanded ? lines : lines.slice(-COLLAPSED_REASONING_LINES)
           const hidden = lines.length - shown.length
           const s = this.style
@@ -367,7 +368,7 @@ export class ChatView implements Component {
   }
 
   private outputTail(text: string, paint: Style.Paint = this.style.dim): Array<{ text: string; indent: number }> {
-    const lines = Approval.neutralize(text).replace(/\n+$/, "").split("\n")
+    const lines = TerminalText.neutralize(text).replace(/\n+$/, "").split("\n")
     if (lines.length === 1 && lines[0]!.trim() === "") return [{ text: this.style.dim("(no output)"), indent: 2 }]
     const shown = lines.slice(-MAX_OUTPUT_LINES)
     const hidden = lines.length - shown.length
@@ -394,7 +395,7 @@ export class ChatView implements Component {
     }
     const shown = lines.slice(0, MAX_DIFF_LINES)
     const out = shown.map((line) => {
-      const text = Approval.neutralize(Diff.marked(line))
+      const text = TerminalText.neutralize(Diff.marked(line))
       const paint = line.kind === "hunk" ? s.cyan : line.kind === "add" ? s.green : line.kind === "remove" ? s.red : s.dim
       return { text: paint(text), indent: 2 }
     })

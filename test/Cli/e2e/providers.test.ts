@@ -24,7 +24,7 @@ const cases: ReadonlyArray<Case> = [
   { wire: "deepseek", keyVar: "DEEPSEEK_API_KEY", path: "/chat/completions", flags: ["--provider", "deepseek"] },
   {
     wire: "openai-compatible",
-    keyVar: "OPENAI_API_KEY",
+    keyVar: "OPENAI_COMPATIBLE_API_KEY",
     path: "/v1/chat/completions",
     flags: ["--provider", "openai-compatible", "--model", "m"]
   },

@@ -161,7 +161,7 @@ describe("harness CLI end to end: sessions (issue 15)", () => {
         expect(rows).toHaveLength(4)
         expect(table!.stdout).not.toMatch(rawControl)
         const mine = rows.find((r) => r.includes("Fruit"))!
-        expect(mine).toContain("Fruit \\e[31mtalk")
+        expect(mine).toContain("Fruit \\x1b[31mtalk")
         expect(mine).toMatch(/\s3\s+failed\s+deepseek-v4-flash\s/)
         expect(mine.startsWith(id.slice("harness-session-".length, "harness-session-".length + 8))).toBe(true)
         const sessions = listed(json!.stdout)

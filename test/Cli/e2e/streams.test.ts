@@ -37,7 +37,7 @@ const providers: ReadonlyArray<Provider> = [
   {
     dir: "openai",
     wire: "openai-compatible",
-    keyVar: "OPENAI_API_KEY",
+    keyVar: "OPENAI_COMPATIBLE_API_KEY",
     flags: (url) => ["--provider", "openai-compatible", "--model", "m", "--base-url", `${url}/v1`]
   }
 ]

@@ -44,7 +44,7 @@ describe("List (issue 15: sessions list)", () => {
     const lines = List.table(rows).split("\n")
     expect(lines[0]).toMatch(/^ID\s+UPDATED \(local\)\s+TURNS\s+STATUS\s+MODEL\s+TITLE \/ FIRST PROMPT\s+DIRECTORY$/)
     expect(lines[1]).toMatch(/^3f2a0000-0\s/)
-    expect(lines[1]).toContain("\"hello \\e[31mred\"")
+    expect(lines[1]).toContain("\"hello \\x1b[31mred\"")
     expect(lines[1]).toContain(List.localTime(Date.UTC(2026, 0, 2, 3, 4)))
     expect(lines[2]).toMatch(/^3f2a0000-1\s.*Named/)
     expect(lines[3]).toMatch(/^custom-id\s/)

@@ -27,7 +27,7 @@ describe("Show (issue 15: sessions show by turn)", () => {
       chunk(3, "cut")
     ]
     const text = Show.render(events)
-    expect(text).toContain("── turn 1 ──\nuser:\n  first \\e[2J\nassistant (partial answer, cut off):\n  half an ans\n── turn 1 CANCELLED (SIGINT) · event #4 ──")
+    expect(text).toContain("── turn 1 ──\nuser:\n  first \\x1b[2J\nassistant (partial answer, cut off):\n  half an ans\n── turn 1 CANCELLED (SIGINT) · event #4 ──")
     expect(text).toContain("── turn 2 (compaction) ──\n── COMPACTION (manual) at 900 of 1000 tokens ──\n── COMPACTED: 900 → 100 tokens ──")
     expect(text).toContain("── turn 2 FAILED in step 1: boom [SERVER] · event #8 ──")
     expect(text).toContain("(renamed: T)")

@@ -57,12 +57,6 @@ describe("Approval", () => {
     expect(Approval.summarize("edit", { file_path: "b.ts" })).toBe("edit b.ts")
   })
 
-  it("neutralize: ANSI escapes, C1 controls and bidi overrides become inert text", () => {
-    expect(Approval.neutralize("a\u001b[1A\u001b[2Kb\rc\td\u0007\u009b\u202eé\n")).toBe(
-      "a\\x1b[1A\\x1b[2Kb\\rc\\td\\x07\\x9b\\u202eé\n"
-    )
-  })
-
   it("render: a 1,000-character command is shown whole (wrapped, never cut); long ones say how many lines are hidden", () => {
     const command = `echo ${"A".repeat(950)}; touch HIDDEN_PAYLOAD_RAN`
     const r = Approval.render(request({ command }), { width: 80, rule: "Bash(echo:*)" })

@@ -55,4 +55,31 @@ describe("write", () => {
         expect(dir.code).toBe("NOT_A_FILE")
       })
     ))
+
+  it.scopedLive("overwriting keeps a BOM the content does not write and CRLF endings of a CRLF file; content with \\r is written as given (issue 26)", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const hex = (t: string) => Buffer.from(t, "utf8").toString("hex")
+        const read = (name: string) => Effect.map(fs.readFile(`${root}/${name}`), (b) => Buffer.from(b).toString("hex"))
+        yield* writeFiles(root, {
+          "bom.txt": "\ufeffold\n",
+          "crlf.txt": "a\r\nb\r\n",
+          "mixed.txt": "a\r\nb\n",
+          "own.txt": "\ufeffa\r\n"
+        })
+        const bom = yield* Write.run({ file_path: "bom.txt", content: "new\n" })
+        expect(textOf(bom)).toBe("Overwrote bom.txt (7 bytes, 1 line; kept the file's UTF-8 byte order mark)")
+        expect(yield* read("bom.txt")).toBe(hex("\ufeffnew\n"))
+        const crlf = yield* Write.run({ file_path: "crlf.txt", content: "x\ny\nz" })
+        expect(textOf(crlf)).toContain("kept the file's CRLF line endings")
+        expect(yield* read("crlf.txt")).toBe(hex("x\r\ny\r\nz"))
+        // a mixed file has no single style: the content is written as given
+        yield* Write.run({ file_path: "mixed.txt", content: "x\ny\n" })
+        expect(yield* read("mixed.txt")).toBe(hex("x\ny\n"))
+        // the model wrote its own BOM and endings: byte for byte
+        yield* Write.run({ file_path: "own.txt", content: "\ufeffp\nq\r\n" })
+        expect(yield* read("own.txt")).toBe(hex("\ufeffp\nq\r\n"))
+      })
+    ))
 })
