@@ -52,8 +52,10 @@ export class ShellParser extends Context.Tag("effect-harness/Cli/settings/ShellP
 
 const resolvePackageFile = createRequire(import.meta.url)
 
-// loaded at run time, not bundled: the runtime finds its own files next to it
-const TreeSitter: typeof TreeSitterModule = resolvePackageFile("@vscode/tree-sitter-wasm")
+// required at run time, not bundled (the runtime finds its own files next to it), and only on the
+// first bash decision, so commands that never parse a shell command do not pay for loading it
+let required: typeof TreeSitterModule | undefined
+const treeSitter = (): typeof TreeSitterModule => required ??= resolvePackageFile("@vscode/tree-sitter-wasm")
 
 // the wasm runtime is process-global: it is initialised once, whoever asks first
 let loading: Promise<TreeSitterModule.Language> | undefined
@@ -62,6 +64,7 @@ const loadLanguage = (): Promise<TreeSitterModule.Language> =>
   loading ??= (async () => {
     const runtime = resolvePackageFile.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter.wasm")
     const grammar = resolvePackageFile.resolve("@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm")
+    const TreeSitter = treeSitter()
     await TreeSitter.Parser.init({ locateFile: (file) => NodePath.join(NodePath.dirname(runtime), file) })
     return TreeSitter.Language.load(new Uint8Array(NodeFs.readFileSync(grammar)))
   })()
@@ -88,7 +91,7 @@ export const load: Effect.Effect<TreeSitterModule.Language, ShellParserError> = 
  * @category constructors
  */
 export const parserOf = (language: TreeSitterModule.Language): ShellCommand.Parse => (text, use) => {
-  const parser = new TreeSitter.Parser()
+  const parser = new (treeSitter().Parser)()
   try {
     parser.setLanguage(language)
     const tree = parser.parse(text)
