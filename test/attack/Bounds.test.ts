@@ -312,7 +312,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         const cli = (args: ReadonlyArray<string>) =>
           spawnSync(process.execPath, [bundle, ...args], {
             cwd: work,
-            env: Cli.cleanEnv(home, { HOME: work }),
+            // a home of its own: a workspace that is the home directory is refused (issue 26, consent)
+            env: Cli.cleanEnv(home, { HOME: join(base, "user") }),
             encoding: "utf8",
             timeout: 30_000,
             ...(asRoot ? { uid: 65534, gid: 65534 } : {})
