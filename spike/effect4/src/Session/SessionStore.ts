@@ -1,0 +1,292 @@
+/**
+ * The session store: creates, resumes and forks live sessions, keeps the live registry, and runs
+ * the durable write path (DEC-11 write-through, D-8, D-12, DEC-4) over a {@link SessionPersistence}
+ * backend.
+ *
+ * - Every session the store creates, opens or forks is live for the lifetime of the caller's
+ *   `Scope`. The store takes the backend's exclusive writer lock first (`SESSION_LOCKED` for a
+ *   second writer, in this process or another), and releases it last.
+ * - Write path (DEC-11, replaces D-7's turn-end buffering): every committed event is buffered
+ *   synchronously at commit, and every append (one `appendAll` batch included) then drains the
+ *   buffer with one `persistence.append` (one write / one transaction) before the session publishes
+ *   anything (the session's `persist` hook): printed ⇒ written. A drained batch that holds a
+ *   `step/end` or `turn/end` is fsynced with it (step end, turn end, and the end of an idle
+ *   injection turn); other batches reach the operating system unsynced. `flush(id)` drains and
+ *   fsyncs whatever is pending (and publishes events a failed write held back); the loop calls it
+ *   at every turn end, idle injection and disposal, and release does it last. So process death loses at most the batch being written, power loss
+ *   at most the current step.
+ * - A failed drain (`PERSISTENCE_FAILED` from the backend) keeps the events buffered (and
+ *   unpublished) and fails the append or `flush` that ran it; the next append or flush retries them
+ *   first. Drains of one session are serialized. A drained batch made only of the session's own
+ *   commits is handed over vouched for (`Validate.committedBatch`), so the backend does not copy
+ *   and re-validate events the session already validated; a fork seed is validated as usual.
+ * - Readers (DEC-11): `snapshot(id)` is the backend's read-only snapshot (no lock, never writes,
+ *   repair in memory); `forkStored` seeds a fork from such a snapshot of a stored session.
+ * - Release (closing the scope): waits for an in-flight flush, drains once more, unregisters,
+ *   then releases the lock. A drain failure at release cannot propagate from a finalizer: it is
+ *   logged as an error (the events stay unpersisted; DEC-10).
+ * - `create` records intent with the backend (lazy materialization, D-1) and rejects an id that
+ *   is live, tracked or stored (`SESSION_ALREADY_EXISTS`, D-2, D-8).
+ * - `open` resumes (D-12): lock, load (the backend repairs durably), then a live session seeded
+ *   with the loaded events and the stored header; seqs and turn numbers continue; the stored
+ *   prefix is not buffered, so it is never re-appended (D-8).
+ * - `fork` (S-21) plans per `Fork.plan` over the live registry, creates the child with the
+ *   backend and buffers the seed, so the seed is written once at the child's first flush.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+const GenAi = {
+  Attr: { sessionId: "effect_harness.session.id", pendingEvents: "effect_harness.session.pending_events" },
+  SpanName: { flush: "effect_harness.session.flush", release: "effect_harness.session.release" }
+} as const
+import type { SessionId } from "../Llm/Message.js"
+import * as Session from "./Session.js"
+import type { SessionError } from "./SessionError.js"
+import * as SessionErrors from "./SessionError.js"
+import type { SessionEvent, SessionHeader } from "./SessionEvent.js"
+import { FORMAT_VERSION } from "./SessionEvent.js"
+import type { AppendNow } from "./SessionPersistence.js"
+import { SessionPersistence } from "./SessionPersistence.js"
+import * as Validate from "./Validate.js"
+
+/**
+ * Options of `create`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CreateOptions {
+  /** the session id (default: a random UUID) */
+  readonly id?: string
+  /** the absolute working directory recorded in the header */
+  readonly cwd?: string
+}
+
+/**
+ * The session store service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** A new live session, released when the scope closes. */
+  readonly create: (options?: CreateOptions) => Effect.Effect<Session.Session, SessionError, Scope.Scope>
+  /** The live session with this id, else `SESSION_NOT_FOUND`. */
+  readonly get: (id: string) => Effect.Effect<Session.Session, SessionError>
+  /** The live sessions, in the order they became live. */
+  readonly list: () => Effect.Effect<ReadonlyArray<Session.Session>>
+  /** Writes the buffered events of a live session and fsyncs everything written (DEC-11). */
+  readonly flush: (id: string) => Effect.Effect<void, SessionError>
+  /** Number of events buffered and not yet durable (diagnostics, tests). */
+  readonly pending: (id: string) => Effect.Effect<number, SessionError>
+}
+
+/**
+ * The session store Tag.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SessionStore extends Context.Service<SessionStore, Service>()("effect-harness/Session/SessionStore") {}
+
+interface Entry {
+  readonly session: Session.Session
+  readonly buffer: Array<SessionEvent>
+  readonly flushLock: Semaphore.Semaphore
+  /** drains running or waiting for `flushLock` (a synchronous write must not overtake them) */
+  draining: number
+  /** how many events at the head of `buffer` did not come from the session's commits (a fork seed) */
+  untrusted: number
+  /** batches were written unsynced since the last fsync */
+  dirty: boolean
+}
+
+/**
+ * A flush point (`flush`, or the drain at release) in a span (issue 19): the session and the events waiting. The
+ * per-append writes between flush points are not traced (they run per chunk batch).
+ */
+const traceFlush = <A, E, R>(name: string, id: string, entry: Entry, effect: Effect.Effect<A, E, R>) =>
+  Effect.withSpan(effect, name, {
+    kind: "internal",
+    // a stack trace here would name this module, never the caller's code
+    captureStackTrace: false,
+    attributes: { [GenAi.Attr.sessionId]: id, [GenAi.Attr.pendingEvents]: entry.buffer.length }
+  })
+
+/** a batch holding one of these is fsynced with it (step end, turn end) */
+const isSyncPoint = (event: SessionEvent): boolean => event.type === "step/end" || event.type === "turn/end"
+
+/**
+ * Builds a store over the `SessionPersistence` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.gen(function*() {
+  const persistence = yield* SessionPersistence
+  const appendNow = persistence.append.now
+  const live = new Map<string, Entry>()
+
+  const notFound = (id: string) =>
+    SessionErrors.make("SESSION_NOT_FOUND", `no live session ${JSON.stringify(id)}`, { sessionId: id })
+
+  /** Writes the buffer (fsynced when `sync` or it holds a sync point); `sync` also fsyncs earlier writes. */
+  const drain = (id: string, entry: Entry, sync: boolean): Effect.Effect<void, SessionError> =>
+    Effect.suspend(() => {
+      entry.draining++
+      return Effect.ensuring(drainLocked(id, entry, sync), Effect.sync(() => entry.draining--))
+    })
+
+  const drainLocked = (id: string, entry: Entry, sync: boolean): Effect.Effect<void, SessionError> =>
+    entry.flushLock.withPermits(1)(Effect.suspend(() => {
+      if (entry.buffer.length === 0) {
+        // a flush point always asks the backend (it knows best whether anything is unsynced)
+        if (!sync) return Effect.void
+        return Effect.tap(persistence.sync(id as SessionId), () => Effect.sync(() => (entry.dirty = false)))
+      }
+      // committed events are vouched for (the backend skips re-validating them); a fork seed is not
+      const batch = entry.untrusted > 0 ? entry.buffer.slice() : Validate.committedBatch(entry.buffer)
+      const durable = sync || batch.some(isSyncPoint)
+      return Effect.tap(
+        persistence.append(id as SessionId, batch, { sync: durable }),
+        () =>
+          Effect.sync(() => {
+            entry.buffer.splice(0, batch.length)
+            entry.untrusted = Math.max(0, entry.untrusted - batch.length)
+            entry.dirty = !durable
+          })
+      )
+    }))
+
+  /**
+   * The synchronous form of a write-through `drain` (issue 20): writes the buffer in the caller's
+   * step when nothing else is draining, the buffer holds only committed events and the backend can
+   * write it now (`append.now`); else `"later"` (the caller runs `drain`).
+   */
+  const drainNow = (id: string, entry: Entry): AppendNow => {
+    if (entry.buffer.length === 0) return "written"
+    if (entry.draining > 0 || entry.untrusted > 0 || appendNow === undefined) return "later"
+    const batch = Validate.committedBatch(entry.buffer)
+    const durable = batch.some(isSyncPoint)
+    const done = appendNow(id as SessionId, batch, { sync: durable })
+    if (done === "written") {
+      entry.buffer.length = 0
+      entry.dirty = !durable
+    }
+    return done
+  }
+
+  /** Registers a live session in the caller's scope: lock already held; release drains first. */
+  const register = (
+    header: SessionHeader,
+    build: (
+      onCommit: (event: SessionEvent) => void,
+      persist: Pick<Session.MakeOptions, "persist" | "persistNow" | "stored">
+    ) => Effect.Effect<Session.Session, SessionError>,
+    initialBuffer: ReadonlyArray<SessionEvent>
+  ): Effect.Effect<Session.Session, SessionError, Scope.Scope> =>
+    Effect.acquireRelease(
+      Effect.gen(function*() {
+        if (live.has(header.id)) {
+          return yield* SessionErrors.make("SESSION_ALREADY_EXISTS", `session ${JSON.stringify(header.id)} is already live`, {
+            sessionId: header.id
+          })
+        }
+        const buffer: Array<SessionEvent> = [...initialBuffer]
+        const flushLock = yield* Semaphore.make(1)
+        // the entry exists before the session: its persist hook writes through this entry
+        const holder: { entry?: Entry } = {}
+        const persist: Pick<Session.MakeOptions, "persist" | "persistNow" | "stored"> = {
+          persist: Effect.suspend(() => drain(header.id, holder.entry!, false)),
+          persistNow: () => drainNow(header.id, holder.entry!),
+          // the stored log, read back for the chunk events the session dropped from memory (0017)
+          stored: Effect.map(persistence.snapshot(header.id), (loaded) => loaded.events)
+        }
+        const session: Session.Session = yield* build((event) => {
+          buffer.push(event)
+        }, persist)
+        const entry: Entry = { session, buffer, flushLock, draining: 0, untrusted: initialBuffer.length, dirty: false }
+        holder.entry = entry
+        live.set(header.id, entry)
+        return entry
+      }),
+      (entry) =>
+        traceFlush(GenAi.SpanName.release, header.id, entry, drain(header.id, entry, true)).pipe(
+          Effect.catch((error) =>
+            Effect.logError(
+              `session ${header.id}: ${entry.buffer.length} event(s) could not be persisted at release`,
+              error
+            )
+          ),
+          Effect.ensuring(Effect.sync(() => {
+            if (live.get(header.id) === entry) live.delete(header.id)
+          }))
+        )
+    ).pipe(Effect.map((entry) => entry.session))
+
+  /**
+   * Runs `body` in a child of the caller's scope that is closed at once when `body` fails (so a
+   * lock taken before a later step fails is released), else when the caller's scope closes.
+   */
+  const guarded = <A>(body: Effect.Effect<A, SessionError, Scope.Scope>): Effect.Effect<A, SessionError, Scope.Scope> =>
+    Effect.flatMap(Effect.scope, (parent) =>
+      Effect.flatMap(Scope.fork(parent, "sequential"), (child) =>
+        Effect.onError(Scope.provide(body, child), (cause) => Scope.close(child, Exit.failCause(cause)))))
+
+  const create = Effect.fn("SessionStore.create")((options: CreateOptions = {}) =>
+    Effect.gen(function*() {
+      const id = options.id ?? (yield* Effect.sync(() => crypto.randomUUID()))
+      if (live.has(id)) {
+        return yield* SessionErrors.make("SESSION_ALREADY_EXISTS", `session ${JSON.stringify(id)} is already live`, {
+          sessionId: id
+        })
+      }
+      const header: SessionHeader = {
+        version: FORMAT_VERSION,
+        id: id as SessionId,
+        createdAt: yield* Clock.currentTimeMillis,
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd })
+      }
+      // validates the header before anything is recorded
+      yield* Session.make({ header })
+      return yield* guarded(Effect.gen(function*() {
+        yield* persistence.lock(header.id)
+        yield* persistence.create(header)
+        return yield* register(header, (onCommit, persist) => Session.make({ header, onCommit, ...persist }), [])
+      }))
+    }))
+
+  const entryOf = (id: string) =>
+    Effect.suspend(() => {
+      const entry = live.get(id)
+      return entry === undefined ? Effect.fail(notFound(id)) : Effect.succeed(entry)
+    })
+
+  return SessionStore.of({
+    create: (options) => create(options),
+    get: (id) => Effect.map(entryOf(id), (e) => e.session),
+    list: () => Effect.sync(() => Array.from(live.values(), (e) => e.session)),
+    // traced by its own span (`traceFlush`), not `Effect.fn`, so the flush span keeps the turn as its parent
+    flush: (id: string) =>
+      Effect.flatMap(entryOf(id), (entry) =>
+        // through the session: a backlog left by a failed write is retried and then published
+        traceFlush(GenAi.SpanName.flush, id, entry, Effect.andThen(entry.session.appendAll([]), drain(id, entry, true)))),
+    pending: (id) => Effect.map(entryOf(id), (e) => e.buffer.length)
+  })
+})
+
+/**
+ * The store over the `SessionPersistence` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<SessionStore, never, SessionPersistence> = Layer.effect(SessionStore, make)
+
