@@ -14,23 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Cli from "../support/Cli.js"
 
-const call = (id: string, name: string, args: Record<string, unknown>) => ({
-  toolCall: { id, name, arguments: JSON.stringify(args) }
-})
-
-/** A `--script` file: one step with the given tool calls, then a final text. */
-const script = (dir: string, calls: ReadonlyArray<ReturnType<typeof call>>): string => {
-  const file = join(dir, "script.json")
-  writeFileSync(
-    file,
-    JSON.stringify({
-      provider: "scripted",
-      model: "demo",
-      responses: [[...calls, { finish: { kind: "tool-calls" } }], { text: "done" }]
-    })
-  )
-  return file
-}
+const call = (id: string, name: string, args: Record<string, unknown>): Cli.ScriptedCall => ({ id, name, args })
 
 const bytes = (file: string): string => readFileSync(file).toString("hex")
 const hex = (text: string, encoding: BufferEncoding = "utf8"): string => Buffer.from(text, encoding).toString("hex")
@@ -49,7 +33,7 @@ describe("attack: lossless edits (issue 26)", () => {
         writeFileSync(join(files, "mixed.txt"), "a\r\nb\r\nc\nd\n")
         writeFileSync(join(files, "bomcrlf.txt"), Buffer.from("\ufeffold\r\ncontent\r\n", "utf8"))
       })
-      const file = script(work, [
+      const file = Cli.toolCallScript(work, [
         call("c1", "edit", { file_path: "latin1.txt", old_string: "caf", new_string: "CAF" }),
         call("c2", "edit", { file_path: "bom.txt", old_string: "world", new_string: "there" }),
         call("c3", "edit", { file_path: "crlf.txt", old_string: "two", new_string: "two\ntwo and a half" }),

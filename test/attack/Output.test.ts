@@ -12,7 +12,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Cli from "../support/Cli.js"
 
@@ -21,9 +21,6 @@ if (!hasTmux) console.warn("test/attack/Output.test.ts: tmux is not installed; t
 
 const PAYLOAD = "\u001b]52;c;cHduZWQ=\u0007 \u001b]0;PWNED-TITLE\u0007 \u001b[2J \u202eREVERSED\u202c"
 const SHOWN = "\\x1b]52;c;cHduZWQ=\\x07 \\x1b]0;PWNED-TITLE\\x07 \\x1b[2J \\u202eREVERSED\\u202c"
-
-const waitForFile = (file: string): Effect.Effect<void> =>
-  Effect.suspend(() => existsSync(file) ? Effect.void : Effect.zipRight(Effect.sleep(50), waitForFile(file)))
 
 describe("attack: clean terminal output (issue 26)", () => {
   it.scopedLive.skipIf(!hasTmux)(
@@ -78,7 +75,7 @@ describe("attack: clean terminal output (issue 26)", () => {
         tmux("set-option", "-g", "history-limit", "5000")
         tmux("select-pane", "-t", "t", "-T", "BEFORE-TITLE")
         tmux("send-keys", "-t", "t", `exec '${join(root, "run.sh")}'`, "Enter")
-        yield* waitForFile(join(root, "done")).pipe(Effect.timeout("40 seconds"), Effect.orDie)
+        yield* Cli.waitForFile(join(root, "done")).pipe(Effect.timeout("40 seconds"), Effect.orDie)
         const screen = tmux("capture-pane", "-p", "-J", "-t", "t", "-S", "-1000").out
         const title = tmux("display-message", "-p", "-t", "t", "#{pane_title}").out.trim()
         const buffers = tmux("list-buffers").out.trim()

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Bash from "../../src/Cli/tools/Bash.js"
 import * as ProcessGroup from "../../src/Cli/tools/internal/ProcessGroup.js"
@@ -21,26 +21,9 @@ const TIMEOUT = 60_000
 
 const unsandboxed: Bash.Options = { ...Bash.defaultOptions, killGraceMs: 300, sandbox: { enabled: false, allowNetwork: false } }
 
-const waitForFile = (file: string): Effect.Effect<void> =>
-  Effect.suspend(() => existsSync(file) ? Effect.void : Effect.zipRight(Effect.sleep(25), waitForFile(file)))
+const bashScript = (dir: string, command: string): string =>
+  Cli.toolCallScript(dir, [{ id: "c1", name: "bash", args: { command } }])
 
-const bashScript = (dir: string, command: string): string => {
-  const file = join(dir, "script.json")
-  writeFileSync(
-    file,
-    JSON.stringify({
-      provider: "scripted",
-      model: "demo",
-      responses: [
-        [{ toolCall: { id: "c1", name: "bash", arguments: JSON.stringify({ command }) } }, { finish: { kind: "tool-calls" } }],
-        { text: "done" }
-      ]
-    })
-  )
-  return file
-}
-
-/** kills a pid recorded in `file` when the scope closes (a test that failed must not leak it) */
 const killRecorded = (file: string, group: boolean) =>
   Effect.addFinalizer(() =>
     Effect.sync(() => {
@@ -82,7 +65,7 @@ describe("attack: unsandboxed commands (issue 26, items 5 and 7)", () => {
         home,
         timeoutMs: TIMEOUT - 10_000
       })
-      yield* waitForFile(pidFile)
+      yield* Cli.waitForFile(pidFile)
       const pgid = Number(readFileSync(pidFile, "utf8").trim())
       expect(yield* ProcessGroup.isAlive(pgid)).toBe(true)
       yield* child.kill("SIGKILL")
@@ -106,7 +89,7 @@ describe("attack: unsandboxed commands (issue 26, items 5 and 7)", () => {
         home,
         timeoutMs: 20_000
       })
-      yield* waitForFile(join(work, "started.txt"))
+      yield* Cli.waitForFile(join(work, "started.txt"))
       const sent = Date.now()
       yield* child.kill("SIGTERM")
       const result = yield* child.result

@@ -31,7 +31,8 @@ import {
   realpathSync,
   renameSync,
   rmSync,
-  statSync
+  statSync,
+  writeFileSync
 } from "node:fs"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -352,3 +353,25 @@ export const linesOf = (text: string): Array<string> => text.split("\n").filter(
 
 /** A stack-trace frame line (`    at f (file:1:2)`). */
 export const stackFrame = /^\s+at\s.+[:(]/m
+
+/** Waits until `file` exists, looking every 25 ms. */
+export const waitForFile = (file: string): Effect.Effect<void> =>
+  Effect.suspend(() => existsSync(file) ? Effect.void : Effect.zipRight(Effect.sleep(25), waitForFile(file)))
+
+/** One tool call of a scripted step. */
+export interface ScriptedCall {
+  readonly id: string
+  readonly name: string
+  readonly args: Readonly<Record<string, unknown>>
+}
+
+/** Writes `<dir>/script.json` for `--script`: one step making `calls`, then a final `answer`; returns its path. */
+export const toolCallScript = (dir: string, calls: ReadonlyArray<ScriptedCall>, answer = "done"): string => {
+  const file = join(dir, "script.json")
+  const step = calls.map((c) => ({ toolCall: { id: c.id, name: c.name, arguments: JSON.stringify(c.args) } }))
+  writeFileSync(
+    file,
+    JSON.stringify({ provider: "scripted", model: "demo", responses: [[...step, { finish: { kind: "tool-calls" } }], { text: answer }] })
+  )
+  return file
+}

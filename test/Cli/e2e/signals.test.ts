@@ -14,7 +14,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as ProcessGroup from "../../../src/Cli/tools/internal/ProcessGroup.js"
 import * as Cli from "../../support/Cli.js"
@@ -24,9 +24,6 @@ import * as FakeProvider from "../../support/FakeProvider.js"
 const TIMEOUT = 90_000
 
 /** Waits until `file` exists (polling; the test's timeout bounds it). */
-const waitForFile = (file: string): Effect.Effect<void> =>
-  Effect.suspend(() => existsSync(file) ? Effect.void : Effect.zipRight(Effect.sleep(25), waitForFile(file)))
-
 /** Writes a `--script` file: one bash call with `command`, then a final text. */
 const bashScript = (dir: string, command: string, answer = "done"): string => {
   const file = join(dir, "script.json")
@@ -97,7 +94,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
             cwd: work,
             home
           })
-          yield* waitForFile(join(work, "tool.pid"))
+          yield* Cli.waitForFile(join(work, "tool.pid"))
           const pgid = Number(readFileSync(join(work, "tool.pid"), "utf8").trim())
           expect(yield* ProcessGroup.isAlive(pgid)).toBe(true)
           yield* child.kill(s.signal)
@@ -164,7 +161,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
         const work = yield* Cli.tempDir("harness-e2e-ws-")
         const script = bashScript(work, "echo $$ > tool.pid; sleep 300")
         const child = yield* Cli.spawnCli(["chat", "--yes", "--no-sandbox", "--script", script], { cwd: work, home, stdin: "run the tool\n" })
-        yield* waitForFile(join(work, "tool.pid"))
+        yield* Cli.waitForFile(join(work, "tool.pid"))
         const pgid = Number(readFileSync(join(work, "tool.pid"), "utf8").trim())
         yield* child.kill("SIGTERM")
         const result = yield* child.result
@@ -191,11 +188,11 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
           "trap 'echo got > term.seen' TERM; echo $$ > tool.pid; while true; do sleep 0.2; done"
         )
         const child = yield* Cli.spawnCli(["run", "--yes", "--no-sandbox", "--script", script, "run the tool"], { cwd: work, home })
-        yield* waitForFile(join(work, "tool.pid"))
+        yield* Cli.waitForFile(join(work, "tool.pid"))
         const pgid = Number(readFileSync(join(work, "tool.pid"), "utf8").trim())
         yield* child.kill("SIGTERM")
         // the cancellation reached the tool: its group got SIGTERM and the shell trapped it
-        yield* waitForFile(join(work, "term.seen"))
+        yield* Cli.waitForFile(join(work, "term.seen"))
         yield* child.kill("SIGTERM")
         const result = yield* child.result
         expect(result.timedOut).toBe(false)
