@@ -5,19 +5,23 @@
  * configuration.
  *
  * A word of the command names a file when, after the project-directory variables
- * (`$CLAUDE_PROJECT_DIR`, `$EFFECT_HARNESS_PROJECT_DIR`) are replaced by the workspace root, it
- * contains a `/` or ends with a file extension (`srv.js`, `./h.sh`, `"$CLAUDE_PROJECT_DIR"/x.py`,
- * `--config=./c.json`), and resolves inside the workspace. Missing files are recorded as missing,
- * so creating one later changes the digest too.
+ * (`$CLAUDE_PROJECT_DIR`, `$EFFECT_HARNESS_PROJECT_DIR`, `$PWD`) are replaced by the workspace root,
+ * it contains a `/` or ends with a file extension (`srv.js`, `./h.sh`, `"$CLAUDE_PROJECT_DIR"/x.py`,
+ * `--config=./c.json`), or is a bare name of an existing file (`sh hook`), resolved against the
+ * workspace root and every directory a `cd` moves to, inside the workspace. Missing files are
+ * recorded as missing, so creating one later changes the digest too. Files are hashed whole,
+ * whatever their size.
  *
- * Limits: files the named script loads itself (`require("./lib")`, `source other.sh`) and modules
- * named without a path (`python -m pkg`) are not covered.
+ * Limits: files the named script loads itself (`require("./lib")`, `source other.sh`), modules
+ * named without a path (`python -m pkg`) and words holding other variables are not covered.
  *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
+import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 
 /**
@@ -32,10 +36,8 @@ export interface Named {
   readonly digest: string
 }
 
-const PROJECT_VARS = /\$\{(?:CLAUDE_PROJECT_DIR|EFFECT_HARNESS_PROJECT_DIR)\}|\$(?:CLAUDE_PROJECT_DIR|EFFECT_HARNESS_PROJECT_DIR)\b/g
-
-/** Files larger than this are identified by size and modification time instead of contents. */
-const MAX_HASHED = 64 * 1024 * 1024
+// the commands run in the workspace root, so `$PWD` is the root too
+const PROJECT_VARS = /\$\{(?:CLAUDE_PROJECT_DIR|EFFECT_HARNESS_PROJECT_DIR|PWD)\}|\$(?:CLAUDE_PROJECT_DIR|EFFECT_HARNESS_PROJECT_DIR|PWD)\b/g
 
 /**
  * The words of a shell command line (pure): quotes removed, the project-directory variables
@@ -79,25 +81,38 @@ export const shellWords = (command: string, root: string): ReadonlyArray<string>
 }
 
 /**
- * The workspace-relative paths the words name (pure, see the module doc), sorted, without
- * duplicates.
+ * The workspace-relative paths the words name (see the module doc), sorted, without duplicates.
+ * A word is resolved against the workspace root and against every directory a `cd` in the command
+ * moves to; a bare word (`hook`, `sh hook`) names a file when such a regular file exists now (the
+ * only look at the file system here).
  *
  * @since 0.1.0
  * @category utils
  */
 export const namedPaths = (words: ReadonlyArray<string>, root: string, base: string = root): ReadonlyArray<string> => {
+  const bases = [base, ...words.flatMap((w, i) => (i > 0 && words[i - 1] === "cd" ? [NodePath.resolve(base, w)] : []))]
   const out = new Set<string>()
   for (const word of words) {
     for (const candidate of [word, ...(word.includes("=") ? [word.slice(word.indexOf("=") + 1)] : [])]) {
       if (candidate === "" || candidate.startsWith("-") || candidate.includes("$")) continue
-      if (!candidate.includes("/") && !/\.[A-Za-z0-9]{1,8}$/.test(candidate)) continue
-      const abs = NodePath.resolve(base, candidate)
-      const rel = NodePath.relative(root, abs)
-      if (rel === "" || rel.startsWith("..") || NodePath.isAbsolute(rel)) continue
-      out.add(rel.split(NodePath.sep).join("/"))
+      const pathLike = candidate.includes("/") || /\.[A-Za-z0-9]{1,8}$/.test(candidate)
+      for (const dir of bases) {
+        const abs = NodePath.resolve(dir, candidate)
+        const rel = NodePath.relative(root, abs)
+        if (rel === "" || rel.startsWith("..") || NodePath.isAbsolute(rel)) continue
+        if (pathLike || isFile(abs)) out.add(rel.split(NodePath.sep).join("/"))
+      }
     }
   }
   return [...out].sort()
+}
+
+const isFile = (path: string): boolean => {
+  try {
+    return NodeFs.statSync(path).isFile()
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -115,14 +130,11 @@ export const digest = (root: string, paths: ReadonlyArray<string>): Effect.Effec
         const info = yield* Effect.either(fs.stat(abs))
         if (info._tag === "Left") return { path, digest: "missing" }
         if (info.right.type !== "File") return { path, digest: "not a file" }
-        const size = Number(info.right.size)
-        if (size > MAX_HASHED) {
-          const mtime = info.right.mtime._tag === "Some" ? info.right.mtime.value.getTime() : 0
-          return { path, digest: `size ${size}, modified ${mtime}` }
-        }
-        const bytes = yield* Effect.either(fs.readFile(abs))
-        if (bytes._tag === "Left") return { path, digest: "unreadable" }
-        return { path, digest: createHash("sha256").update(bytes.right).digest("hex") }
+        // streamed: a large file is hashed whole too, never identified by size and time alone
+        const hash = createHash("sha256")
+        const read = yield* Effect.either(Stream.runForEach(fs.stream(abs), (bytes) => Effect.sync(() => void hash.update(bytes))))
+        if (read._tag === "Left") return { path, digest: "unreadable" }
+        return { path, digest: hash.digest("hex") }
       }))
   })
 

@@ -99,6 +99,62 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(skippedLines(changed.stderr)).toHaveLength(1)
     }), 120_000)
 
+  it.scopedLive("an approved hook whose script a tool call rewrites in the same run does not run the new script", () =>
+    Effect.gen(function*() {
+      const { home, ws } = yield* setup
+      put(join(ws, "scripts/h.sh"), "#!/bin/sh\ntrue\n", 0o755)
+      put(join(ws, ".claude/settings.json"), JSON.stringify({
+        hooks: { PostToolUse: [{ hooks: [{ type: "command", command: "./scripts/h.sh" }] }] }
+      }))
+      // the model rewrites the approved script with `write`; the hook after that call must not run it
+      const script = Cli.toolCallScript(join(home), [{
+        id: "c1",
+        name: "write",
+        args: { file_path: "scripts/h.sh", content: `#!/bin/sh\ntouch "${ws}/PWNED"\n` }
+      }])
+      const run = yield* Cli.runCli(["run", "--yes", "--trust-workspace", "--script", script, "go"], { cwd: ws, home })
+      expect(run.code, run.stderr).toBe(0)
+      expect(readFileSync(join(ws, "scripts/h.sh"), "utf8")).toContain("PWNED")
+      expect(existsSync(join(ws, "PWNED"))).toBe(false)
+      expect(run.stderr).toContain("changed since the workspace was approved")
+    }), 120_000)
+
+  it.scopedLive("the approval covers scripts named after a cd, by a bare name, through $PWD, and large ones whole", () =>
+    Effect.gen(function*() {
+      const { home, ws } = yield* setup
+      const big = Buffer.alloc(65 * 1024 * 1024, 0x23)
+      put(join(ws, "scripts/a.sh"), "#!/bin/sh\ntrue\n", 0o755)
+      put(join(ws, "hook"), "true\n", 0o644)
+      put(join(ws, "scripts/p.sh"), "true\n", 0o644)
+      put(join(ws, "scripts/big.sh"), "", 0o644)
+      writeFileSync(join(ws, "scripts/big.sh"), Buffer.concat([Buffer.from("true\n"), big]))
+      const commands = ["cd scripts && ./a.sh", "sh hook", "sh $PWD/scripts/p.sh", "sh scripts/big.sh"]
+      put(join(ws, ".claude/settings.json"), JSON.stringify({
+        hooks: { UserPromptSubmit: commands.map((command) => ({ hooks: [{ type: "command", command }] })) }
+      }))
+      const approved = yield* Cli.runCli(["run", "--trust-workspace", "hi"], { cwd: ws, home })
+      expect(approved.code, approved.stderr).toBe(0)
+      const edits: ReadonlyArray<readonly [string, string]> = [
+        ["scripts/a.sh", `#!/bin/sh\ntouch "${ws}/PWNED-cd"\n`],
+        ["hook", `touch "${ws}/PWNED-bare"\n`],
+        ["scripts/p.sh", `touch "${ws}/PWNED-pwd"\n`]
+      ]
+      for (const [file, text] of edits) {
+        put(join(ws, file), text, 0o755)
+        const run = yield* Cli.runCli(["run", "hi"], { cwd: ws, home })
+        expect(run.code, run.stderr).toBe(0)
+        expect(skippedLines(run.stderr), file).toHaveLength(1)
+        const again = yield* Cli.runCli(["run", "--trust-workspace", "hi"], { cwd: ws, home })
+        expect(again.code, again.stderr).toBe(0)
+      }
+      // same size, same modification time, other bytes: still a change
+      const before = statSync(join(ws, "scripts/big.sh"))
+      writeFileSync(join(ws, "scripts/big.sh"), Buffer.concat([Buffer.from("id;\n"), big]))
+      spawnSync("touch", ["-d", before.mtime.toISOString(), join(ws, "scripts/big.sh")])
+      const run = yield* Cli.runCli(["run", "hi"], { cwd: ws, home })
+      expect(skippedLines(run.stderr)).toHaveLength(1)
+    }), 120_000)
+
   it.scopedLive("`\"$CLAUDE_PROJECT_DIR\"/…` scripts, .codex/hooks.json and .effect-harness/settings.local.json hooks are held the same way", () =>
     Effect.gen(function*() {
       const { home, ws } = yield* setup

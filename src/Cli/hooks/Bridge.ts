@@ -39,6 +39,7 @@
  *
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -69,6 +70,7 @@ import * as TerminalText from "../TerminalText.js"
 import * as HookOutcome from "./HookOutcome.js"
 import * as HookProcess from "./HookProcess.js"
 import * as Matcher from "./Matcher.js"
+import * as ScriptGuard from "./ScriptGuard.js"
 
 declare module "../../Session/SessionEvent.js" {
   interface SessionEventMap {
@@ -231,7 +233,12 @@ export const install = (
 ): Effect.Effect<
   void,
   never,
-  Hooks.LoopHooks | ToolRuntime.ToolRuntime | AgentSessions.AgentSessions | SessionStore.SessionStore | Scope.Scope
+  | Hooks.LoopHooks
+  | ToolRuntime.ToolRuntime
+  | AgentSessions.AgentSessions
+  | SessionStore.SessionStore
+  | FileSystem.FileSystem
+  | Scope.Scope
 > =>
   Effect.gen(function*() {
     const hooks = yield* Hooks.LoopHooks
@@ -248,6 +255,24 @@ export const install = (
     for (const h of handlers) {
       if (h.matcher.warning !== undefined) yield* notice(`${h.entry.id}: ${h.matcher.warning}`)
     }
+    // a project hook runs only while the scripts it names are the approved ones (issue 26)
+    const fs = yield* FileSystem.FileSystem
+    const guards = new Map<string, Effect.Effect<boolean>>()
+    for (const h of handlers) {
+      if (h.entry.project !== true) continue
+      const check = yield* ScriptGuard.make(h.entry.command, options.cwd)
+      guards.set(h.entry.id, Effect.provideService(check, FileSystem.FileSystem, fs))
+    }
+    const unchanged = (entry: Settings.HookEntry) => guards.get(entry.id) ?? Effect.succeed(true)
+    const changedScript = (entry: Settings.HookEntry): Effect.Effect<HookProcess.Raw> =>
+      Effect.as(notice(`${entry.id}: not run: a file its command names changed since the workspace was approved`), {
+        exitCode: null,
+        stdout: "",
+        stderr: "",
+        timedOut: false,
+        spawnError: "a file its command names changed since the workspace was approved",
+        durationMs: 0
+      })
     const pendingStop = yield* Ref.make(new Map<string, string>())
     const rewrites = yield* Ref.make(new Map<string, { readonly value: Json; readonly handlerId: string }>())
     const baseEnv: Record<string, string> = {}
@@ -321,7 +346,7 @@ export const install = (
         const raws = yield* Effect.forEach(
           chosen,
           (h) =>
-            HookProcess.run({
+            Effect.flatMap(unchanged(h.entry), (ok) => !ok ? changedScript(h.entry) : HookProcess.run({
               command: h.entry.command,
               cwd: options.cwd,
               env: h.entry.project === true ? projectEnv : userEnv,
@@ -342,7 +367,7 @@ export const install = (
                   ...(f.turn === undefined ? {} : { [GenAi.Attr.turn]: f.turn })
                 }
               })
-            ),
+            )),
           { concurrency: "unbounded" }
         )
         const outcomes = chosen.map((h, i) => HookOutcome.interpret(f.event, raws[i]!, h.entry.onFailure, h.entry.id))
@@ -620,5 +645,8 @@ export const install = (
  */
 export const layer = (
   options: Options
-): Layer.Layer<never, never, Hooks.LoopHooks | ToolRuntime.ToolRuntime | AgentSessions.AgentSessions | SessionStore.SessionStore> =>
-  Layer.scopedDiscard(install(options))
+): Layer.Layer<
+  never,
+  never,
+  Hooks.LoopHooks | ToolRuntime.ToolRuntime | AgentSessions.AgentSessions | SessionStore.SessionStore | FileSystem.FileSystem
+> => Layer.scopedDiscard(install(options))
