@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFileSync } from "node:child_process"
-import { chmodSync, existsSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs"
 import { userInfo } from "node:os"
 import { join } from "node:path"
 import * as Bash from "../../src/Cli/tools/Bash.js"
@@ -59,4 +59,48 @@ describe("attack: git fsmonitor and hooks under an allowed git command (issue 26
         })
       ))
   }
+})
+
+/** what git, run by the user outside the sandbox later, would execute from the repository */
+const userGitRuns = (root: string): boolean => {
+  rmSync(join(root, "PLANTED-RAN"), { force: true })
+  try {
+    execFileSync("git", ["-C", root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "u"], {
+      stdio: "ignore"
+    })
+  } catch {
+    // a broken repository runs nothing either
+  }
+  execFileSync("git", ["-C", root, "status", "--short"], { stdio: "ignore" })
+  return existsSync(join(root, "PLANTED-RAN"))
+}
+
+describe("attack: persistence through git's own files from the sandbox (issue 26, red team)", () => {
+  const plant = (root: string) =>
+    `printf '#!/bin/sh\\ntouch ${join(root, "PLANTED-RAN")}\\n' > planted.sh; chmod +x planted.sh; `
+  it.scopedLive.skipIf(!available)("a command cannot point .git/commondir at a planted git directory", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        execFileSync("git", ["init", "-q", root])
+        yield* Bash.runWith(options(true))({
+          command: `${plant(root)}cp -r .git .evil && printf '[core]\\n\\tfsmonitor = ${join(root, "planted.sh")}\\n' >> .evil/config; ` +
+            `echo ../.evil > .git/commondir; printf '[core]\\n\\tfsmonitor = ${join(root, "planted.sh")}\\n' > .git/config.worktree; true`
+        })
+        expect(existsSync(join(root, ".git/commondir"))).toBe(false)
+        expect(existsSync(join(root, ".git/config.worktree"))).toBe(false)
+        expect(userGitRuns(root)).toBe(false)
+      })
+    ))
+  it.scopedLive.skipIf(!available)("a command cannot rename .git and put a fresh one with hooks in its place", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        execFileSync("git", ["init", "-q", root])
+        yield* Bash.runWith(options(true))({
+          command: `${plant(root)}mv .git .git2 && mkdir .git && cp -r .git2/HEAD .git2/objects .git2/refs .git/ && ` +
+            `mkdir .git/hooks && cp planted.sh .git/hooks/pre-commit && printf '[core]\\n\\trepositoryformatversion = 0\\n' > .git/config; true`
+        })
+        expect(existsSync(join(root, ".git2"))).toBe(false)
+        expect(userGitRuns(root)).toBe(false)
+      })
+    ))
 })

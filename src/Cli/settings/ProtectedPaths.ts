@@ -24,8 +24,20 @@ export const WORKSPACE_CONFIG_PATHS: ReadonlyArray<string> = [
   ".mcp.json",
   ".git/hooks",
   ".git/config",
-  ".git/modules"
+  ".git/modules",
+  ".git/commondir",
+  ".git/config.worktree"
 ]
+
+/**
+ * The protected paths git reads only when they exist (`commondir` moves the whole configuration
+ * and hooks elsewhere): an absent one cannot get a placeholder, so a command that creates one has
+ * it removed when the command ends.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const READ_WHEN_PRESENT: ReadonlyArray<string> = [".git/commondir", ".git/config.worktree"]
 
 /**
  * Whether a workspace-relative path (as resolved: links followed) is, or lies under, a protected

@@ -35,6 +35,11 @@ export interface Target {
   readonly kind: "directory" | "file"
   /** the content of a file placeholder (default empty) */
   readonly content?: string
+  /**
+   * `false`: an absent target gets no placeholder; whatever a command creates there is removed
+   * when the scope closes
+   */
+  readonly placeholder?: false
 }
 
 interface Held {
@@ -122,6 +127,7 @@ export const acquire = (targets: ReadonlyArray<Target>) =>
       try: () => {
         const mounts: Array<string> = []
         const taken: Array<string> = []
+        const absent: Array<string> = []
         try {
           for (const target of targets) {
             const step = locate(target)
@@ -138,6 +144,10 @@ export const acquire = (targets: ReadonlyArray<Target>) =>
               continue
             }
             if (step._tag !== "missing") continue
+            if (target.placeholder === false) {
+              if (step.kind === "file" && step.path === NodePath.join(target.base, target.relative)) absent.push(step.path)
+              continue
+            }
             const content = step.kind === "file" ? target.content ?? "" : ""
             const outcome = create(step.path, step.kind, content)
             if (outcome === "uncreatable") continue
@@ -149,7 +159,7 @@ export const acquire = (targets: ReadonlyArray<Target>) =>
           for (const path of taken) release(path)
           throw e
         }
-        return { mounts: [...new Set(mounts)], taken }
+        return { mounts: [...new Set(mounts)], taken, absent }
       },
       catch: (e) =>
         ToolError.make(
@@ -157,5 +167,10 @@ export const acquire = (targets: ReadonlyArray<Target>) =>
           `cannot prepare the sandbox's read-only paths: ${e instanceof Error ? e.message : String(e)}`
         )
     }),
-    ({ taken }) => Effect.sync(() => taken.forEach(release))
+    ({ absent, taken }) =>
+      Effect.sync(() => {
+        taken.forEach(release)
+        // created by the command where nothing may be: removed (the tool's own writes are refused there)
+        for (const path of absent) NodeFs.rmSync(path, { recursive: true, force: true })
+      })
   ).pipe(Effect.map(({ mounts }) => mounts))

@@ -216,6 +216,11 @@ export const readOnlyTargets = (workspace: string, environment: Environment): Re
   const out: Array<Placeholders.Target> = []
   for (const relative of ProtectedPaths.WORKSPACE_CONFIG_PATHS) {
     if (relative.startsWith(".git/") && !gitIsDirectory) continue
+    if (ProtectedPaths.READ_WHEN_PRESENT.includes(relative)) {
+      // git reads these only when they exist, and an empty one would break it: no placeholder
+      out.push({ base: workspace, relative, kind: "file", placeholder: false })
+      continue
+    }
     const kind = relative === ".mcp.json" || relative === ".git/config" ? "file" : "directory"
     out.push({ base: workspace, relative, kind, ...(relative === ".mcp.json" ? { content: MCP_PLACEHOLDER } : {}) })
   }
@@ -339,6 +344,10 @@ export const args = (
     if (!masked(socket)) out.push("--ro-bind", "/dev/null", socket)
   }
   out.push("--bind", workspace, workspace)
+  // `.git` becomes a mount point of its own, so a command cannot rename it and put a fresh `.git`
+  // with its own hooks and config in its place (the read-only mounts below sit inside it)
+  const git = NodePath.join(workspace, ".git")
+  if (statOf(git)?.isDirectory() === true && NodeFs.lstatSync(git).isDirectory()) out.push("--bind", git, git)
   for (const path of readOnly) out.push("--ro-bind", path, path)
   for (const home of homes(environment)) {
     for (const rel of HIDDEN_HOME_PATHS) out.push(...hide(NodePath.join(home, rel), workspace))
