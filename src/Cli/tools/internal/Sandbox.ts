@@ -109,7 +109,14 @@ export const HIDDEN_HOME_PATHS: ReadonlyArray<string> = [
   ".mozilla",
   ".config/google-chrome",
   ".config/chromium",
-  ".config/BraveSoftware"
+  ".config/BraveSoftware",
+  ".claude/.credentials.json",
+  ".codex/auth.json",
+  ".config/configstore",
+  ".cache/huggingface/token",
+  ".huggingface/token",
+  ".kaggle/kaggle.json",
+  ".pulumi/credentials.json"
 ]
 
 /**
