@@ -309,6 +309,7 @@ const afterOptions = (wrapper: string, spec: WrapperSpec, args: ReadonlyArray<Wo
     }
     if (v.startsWith("--") && v.length > 2) {
       const [name] = v.slice(2).split("=", 1)
+      if (wrapper === "env" && name === "split-string") return "env --split-string runs a command given as one string"
       if (spec.longWithValue.includes(name!)) i += v.includes("=") ? 1 : 2
       else if (spec.longFlags.includes(name!)) i++
       else return `${wrapper} has an option that is not understood (${v})`
@@ -323,6 +324,7 @@ const afterOptions = (wrapper: string, spec: WrapperSpec, args: ReadonlyArray<Wo
       for (let k = 1; k < v.length; k++) {
         const c = v[k]!
         if (attachedOnly.includes(c)) break
+        if (wrapper === "env" && c === "S") return "env -S runs a command given as one string"
         if (spec.withValue.includes(c)) {
           if (k === v.length - 1) consumed = 2
           break
@@ -342,30 +344,75 @@ const afterOptions = (wrapper: string, spec: WrapperSpec, args: ReadonlyArray<Wo
 
 /** the `-c` string of a shell, `null` when it runs no command string, or a reason */
 const shellString = (shell: string, args: ReadonlyArray<Word>): Word | null | string => {
+  // bash reads every option first (`bash -c -e 'cmd'`, `bash -c -- 'cmd'`): the command string
+  // is the first word after the options once `-c` was among them
+  let command = false
   for (let i = 0; i < args.length; i++) {
     const w = args[i]!
     if (w.value === undefined) return `an argument of ${shell} is not a literal word (${w.raw})`
     const v = w.value
-    if (v === "--" || v === "-") return null
+    if (v === "--" || v === "-") {
+      if (!command) return null
+      const s = args[i + 1]
+      return s === undefined ? `${shell} -c lacks its command string` : s
+    }
     if (/^--[a-z]/.test(v)) {
-      if (v === "--rcfile" || v === "--init-file") i++
+      if (v === "--rcfile" || v === "--init-file") return `${shell} ${v} runs the commands of a file`
+      if (v === "--login") return `${shell} ${v} runs start-up files`
       continue
     }
     if (/^[-+][A-Za-z]+$/.test(v)) {
       const letters = v.slice(1)
-      if (letters.includes("c")) {
-        // the first word after the options is the command string
-        let j = i + 1
-        if (letters.includes("o")) j++
-        const s = args[j]
-        return s === undefined ? `${shell} -c lacks its command string` : s
-      }
+      if (v.startsWith("-") && (letters.includes("i") || letters.includes("l"))) return `${shell} ${v} runs start-up files`
+      if (letters.includes("c")) command = true
       if (letters.includes("o") || letters.includes("O")) i++
       continue
     }
-    return null
+    return command ? w : null
   }
-  return null
+  return command ? `${shell} -c lacks its command string` : null
+}
+
+/** variables that make a shell run a file at start-up */
+const STARTUP_VARIABLES = /^(?:BASH_ENV|ENV)=/
+
+/**
+ * Text that bash can evaluate as code although it is no command here: a quoted string holding a
+ * substitution (`trap`, `printf -v 'a[$(cmd)]'`, `v='$(cmd)'; echo "${v@P}"`, `$((v))` with
+ * `v='a[$(cmd)]'` evaluate it), an ANSI-C string with numeric escapes (which can spell one), a
+ * prompt expansion (`${v@P}`), and a start-up variable (`BASH_ENV=f bash -c true` runs `f`).
+ */
+const hiddenCode = (node: SyntaxNode, out: Collector): void => {
+  const code = (text: string) => /\$\(|`/.test(text)
+  switch (node.type) {
+    case "raw_string":
+    case "string_content":
+    case "word": {
+      const value = node.type === "raw_string"
+        ? node.text
+        : node.type === "string_content"
+        ? unescapeDouble(node.text)
+        : node.text.replace(/\\\n/g, "").replace(/\\(.)/gs, "$1")
+      if (code(value)) out.unknowable.push(`a string holds shell code that bash can evaluate (${node.text})`)
+      if (STARTUP_VARIABLES.test(value)) out.opaque.push(`${node.text} makes a shell run a file`)
+      return
+    }
+    case "ansi_c_string":
+      if (/\\[0-7xuUc]/.test(node.text) || code(node.text)) {
+        out.unknowable.push(`an ANSI-C string can spell shell code (${node.text})`)
+      }
+      return
+    case "variable_assignment":
+      if (STARTUP_VARIABLES.test(node.text)) out.opaque.push(`${node.text} makes a shell run a file`)
+      return
+    case "expansion":
+      if (/@P\}$/.test(node.text) || /^\$\{![A-Za-z_][A-Za-z0-9_]*\}$/.test(node.text)) {
+        out.unknowable.push(`an expansion can evaluate a value as code (${node.text})`)
+      }
+      return
+    default:
+      return
+  }
 }
 
 const wordsOf = (node: SyntaxNode): ReadonlyArray<Word> =>
@@ -393,6 +440,7 @@ export const analyze = (command: string, parse: Parse): Analysis => {
   }
   const walk = (node: SyntaxNode, depth: number): void => {
     if (node.type === "command_substitution" || node.type === "process_substitution") out.substitution = true
+    hiddenCode(node, out)
     if (REDIRECTS.has(node.type)) redirect(node, out)
     if (node.type === "command") {
       const words = wordsOf(node)
@@ -422,6 +470,24 @@ export const analyze = (command: string, parse: Parse): Analysis => {
       out.opaque.push(`${name} runs the commands of a file`)
       return
     }
+    if (name === "trap") {
+      let i = 0
+      while (i < args.length && args[i]!.value !== undefined && /^-[lpP]+$/.test(args[i]!.value!)) i++
+      if (args[i]?.value === "--") i++
+      const action = args[i]
+      if (action !== undefined && args.length > i + 1 && action.value !== "-" && action.value !== "") {
+        out.unknowable.push("trap runs a string as a command later")
+        return
+      }
+    }
+    if ((name === "mapfile" || name === "readarray") && args.some((a) => a.value === undefined || /^-[^-]*C/.test(a.value))) {
+      out.unknowable.push(`${name} -C runs a string as a command`)
+      return
+    }
+    if ((name === "hash" || name === "enable") && args.some((a) => a.value === undefined || /^-[^-]*[pf]/.test(a.value))) {
+      out.unknowable.push(`${name} can make a name run another program`)
+      return
+    }
     if (name === "alias" && args.length > 0) {
       out.opaque.push("alias can rename a program")
       return
@@ -449,7 +515,13 @@ export const analyze = (command: string, parse: Parse): Analysis => {
     }
     const spec = WRAPPERS[name]
     if (spec === undefined) return
-    if (name === "command" && args.some((a) => a.value === "-v" || a.value === "-V")) return
+    if (name === "command") {
+      // `command -v rm` only looks rm up; a `-v` after the program (`command rm -v x`) is rm's
+      for (const a of args) {
+        if (a.value === undefined || !a.value.startsWith("-") || a.value === "--" || a.value === "-") break
+        if (/[vV]/.test(a.value)) return
+      }
+    }
     const rest = afterOptions(name, spec, args)
     if (typeof rest === "string") {
       out.unknowable.push(rest)
