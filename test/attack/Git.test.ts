@@ -11,6 +11,7 @@ import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs"
 import { userInfo } from "node:os"
 import { join } from "node:path"
 import * as Bash from "../../src/Cli/tools/Bash.js"
+import * as ProtectedPaths from "../../src/Cli/settings/ProtectedPaths.js"
 import * as Sandbox from "../../src/Cli/tools/internal/Sandbox.js"
 import { withWorkspace } from "../support/TempWorkspace.js"
 
@@ -101,6 +102,21 @@ describe("attack: persistence through git's own files from the sandbox (issue 26
         })
         expect(existsSync(join(root, ".git2"))).toBe(false)
         expect(userGitRuns(root)).toBe(false)
+      })
+    ))
+  it.scopedLive.skipIf(!available)("a core.hooksPath inside the workspace (husky) is read-only to commands", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        execFileSync("git", ["init", "-q", root])
+        execFileSync("git", ["-C", root, "config", "core.hooksPath", ".husky"])
+        execFileSync("mkdir", ["-p", join(root, ".husky")])
+        writeFileSync(join(root, ".husky/pre-commit"), "#!/bin/sh\ntrue\n")
+        chmodSync(join(root, ".husky/pre-commit"), 0o755)
+        yield* Bash.runWith(options(true))({
+          command: `${plant(root)}cp planted.sh .husky/pre-commit; cp planted.sh .husky/post-commit; true`
+        })
+        expect(userGitRuns(root)).toBe(false)
+        expect(ProtectedPaths.gitHooksPaths(root)).toEqual([".husky"])
       })
     ))
 })

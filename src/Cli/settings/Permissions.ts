@@ -235,9 +235,10 @@ const unknowableReason = (shell: ShellCommand.Analysis, rule: string): string =>
 
 /** the protected configuration path a write would touch (resolved or lexical), for the question */
 const protectedTarget = (cwd: string, args: Json, facts: PermissionRule.Facts | undefined): string | undefined => {
-  if (facts?.resolved !== undefined && ProtectedPaths.isProtected(facts.resolved)) return facts.resolved
+  const hooks = ProtectedPaths.gitHooksPaths(cwd)
+  if (facts?.resolved !== undefined && ProtectedPaths.isProtected(facts.resolved, hooks)) return facts.resolved
   const lexical = PermissionRule.lexicalPath(cwd, args)
-  return lexical !== undefined && ProtectedPaths.isProtected(lexical) ? lexical : undefined
+  return lexical !== undefined && ProtectedPaths.isProtected(lexical, hooks) ? lexical : undefined
 }
 
 /**

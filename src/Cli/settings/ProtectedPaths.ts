@@ -10,6 +10,9 @@
  *
  * @since 0.1.0
  */
+import * as ChildProcess from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 
 /**
  * The protected workspace-relative paths.
@@ -39,18 +42,50 @@ export const WORKSPACE_CONFIG_PATHS: ReadonlyArray<string> = [
  */
 export const READ_WHEN_PRESENT: ReadonlyArray<string> = [".git/commondir", ".git/config.worktree"]
 
+/** git's own files that run or redirect code, under any `.git` directory (nested repositories too) */
+const GIT_CODE = ["hooks", "config", "modules", "commondir", "config.worktree"]
+
 /**
  * Whether a workspace-relative path (as resolved: links followed) is, or lies under, a protected
- * path. The comparison ignores ASCII case, so a case-insensitive file system cannot be used to
- * spell around it.
+ * path: an entry of {@link WORKSPACE_CONFIG_PATHS}, git's hooks and configuration of any repository
+ * in the workspace (`vendor/lib/.git/hooks/…`), or one of `extra` (see {@link gitHooksPaths}). The
+ * comparison ignores ASCII case, so a case-insensitive file system cannot be used to spell around it.
  *
  * @since 0.1.0
  * @category predicates
  */
-export const isProtected = (relative: string): boolean => {
+export const isProtected = (relative: string, extra: ReadonlyArray<string> = []): boolean => {
   const path = normalize(relative).toLowerCase()
   if (path === "" || path === "..") return false
-  return WORKSPACE_CONFIG_PATHS.some((entry) => path === entry || path.startsWith(`${entry}/`))
+  const under = (entry: string) => path === entry || path.startsWith(`${entry}/`)
+  if (WORKSPACE_CONFIG_PATHS.some(under) || extra.some((entry) => under(normalize(entry).toLowerCase()))) return true
+  const parts = path.split("/")
+  return parts.some((part, i) => part === ".git" && i + 1 < parts.length && GIT_CODE.includes(parts[i + 1]!))
+}
+
+/**
+ * The workspace-relative hook directories git would use outside `.git` (`core.hooksPath`, e.g.
+ * husky's `.husky`), read from the workspace's `.git/config` with its includes; empty when there is
+ * none, it lies outside the workspace, or git is not installed.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const gitHooksPaths = (workspace: string): ReadonlyArray<string> => {
+  const config = NodePath.join(workspace, ".git", "config")
+  if (!NodeFs.existsSync(config)) return []
+  const result = ChildProcess.spawnSync("git", ["config", "--file", config, "--includes", "--get-all", "core.hooksPath"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+    timeout: 5_000
+  })
+  if (result.status !== 0 || typeof result.stdout !== "string") return []
+  return result.stdout.split("\n").flatMap((line) => {
+    const value = line.trim()
+    if (value === "") return []
+    const relative = NodePath.relative(workspace, NodePath.resolve(workspace, value))
+    return relative === "" || relative.startsWith("..") || NodePath.isAbsolute(relative) ? [] : [relative.split(NodePath.sep).join("/")]
+  })
 }
 
 const normalize = (relative: string): string => {

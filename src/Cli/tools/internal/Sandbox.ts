@@ -231,6 +231,8 @@ export const readOnlyTargets = (workspace: string, environment: Environment): Re
     const kind = relative === ".mcp.json" || relative === ".git/config" ? "file" : "directory"
     out.push({ base: workspace, relative, kind, ...(relative === ".mcp.json" ? { content: MCP_PLACEHOLDER } : {}) })
   }
+  // a `core.hooksPath` inside the workspace (husky's `.husky`) holds the hooks git runs outside
+  if (gitIsDirectory) for (const relative of ProtectedPaths.gitHooksPaths(workspace)) out.push({ base: workspace, relative, kind: "directory" })
   for (const home of homes(environment)) {
     if (!within(home, workspace)) continue
     for (const target of SHELL_STARTUP_PATHS) out.push({ base: home, ...target })
