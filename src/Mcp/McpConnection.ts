@@ -45,6 +45,7 @@ import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as SynchronizedRef from "effect/SynchronizedRef"
+import * as BoundedFetch from "./internal/BoundedFetch.js"
 import { GroupStdioTransport } from "./internal/StdioTransport.js"
 import type * as McpConfig from "./McpConfig.js"
 import { type McpError, McpConnectError, McpProtocolError, McpServerError, McpTimeoutError } from "./McpError.js"
@@ -270,9 +271,11 @@ export const make = (
         case "Sse": {
           const url = new URL(resolved.url)
           const requestInit = { headers: unwrap(resolved.headers) }
+          // every message bounded like the stdio transport's (issue 26)
+          const fetch = BoundedFetch.make()
           return sse || resolved._tag === "Sse"
-            ? new SSEClientTransport(url, { requestInit })
-            : new StreamableHTTPClientTransport(url, { requestInit })
+            ? new SSEClientTransport(url, { requestInit, fetch })
+            : new StreamableHTTPClientTransport(url, { requestInit, fetch })
         }
       }
     }
