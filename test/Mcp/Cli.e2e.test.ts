@@ -108,19 +108,22 @@ describe("harness CLI end to end: MCP servers", () => {
         "everything  stdio  skipped  needs approval",
         "filesystem  stdio  skipped  needs approval"
       ])
-      const list = yield* Cli.runCli(["mcp", "list", "--yes"], { cwd: work, home, env })
+      // --yes is not consent (issue 26): it is not even an option of the inspection commands
+      const yes = yield* Cli.runCli(["mcp", "list", "--yes"], { cwd: work, home, env })
+      expect(yes.code).toBe(2)
+      const list = yield* Cli.runCli(["mcp", "list", "--trust-workspace"], { cwd: work, home, env })
       expect(list.code, list.stderr).toBe(0)
       expect(Cli.linesOf(list.stdout)).toEqual([
         "everything  stdio  connected  12 tools",
         expect.stringMatching(/^filesystem  stdio  connected  \d+ tools$/)
       ])
-      const tools = yield* Cli.runCli(["mcp", "tools", "everything", "--yes"], { cwd: work, home, env })
+      const tools = yield* Cli.runCli(["mcp", "tools", "everything", "--trust-workspace"], { cwd: work, home, env })
       expect(tools.stdout).toContain(
         "(skipped) simulate-research-query: it runs only as an MCP task, which this client does not support"
       )
       expect(tools.code, tools.stderr).toBe(0)
       expect(Cli.linesOf(tools.stdout)).toContain("mcp__everything__echo                            Echoes back the input string")
-      const unknown = yield* Cli.runCli(["mcp", "tools", "nope", "--yes"], { cwd: work, home, env })
+      const unknown = yield* Cli.runCli(["mcp", "tools", "nope", "--trust-workspace"], { cwd: work, home, env })
       expect(unknown.code).toBe(2)
       expect(unknown.stderr).toBe(`no MCP server named "nope" is configured\n`)
     }), TIMEOUT)

@@ -255,7 +255,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       const trusted = yield* Cli.runCli(["run", "--trust-workspace", "hi"], { cwd: ws, home })
       expect(trusted.code, trusted.stderr).toBe(0)
       expect(existsSync(join(ws, "SRV_V1"))).toBe(true)
-      // the approval is stored per server too: `mcp list` starts it without --yes
+      // the approval is stored per server too: `mcp list` starts it without --trust-workspace
       const listed = yield* Cli.runCli(["mcp", "list"], { cwd: ws, home })
       expect(listed.stdout).toMatch(/srv\s+stdio\s+connected/)
       expect(modeOf(join(home, "mcp-approvals.json"))).toBe(0o600)

@@ -6,7 +6,7 @@
  * `Mcp/McpSetup`) and from `--mcp-config FILE` (trusted). In `run` and `chat`, project servers
  * start only when the workspace's configuration is approved (`settings/WorkspaceTrust`, which
  * lists them in its question); that approval is stored per server too, so `mcp list` / `mcp
- * tools` start them without `--yes` until the server's command or the scripts it names change. Deadlines come from the environment as in Claude Code:
+ * tools` start them without `--trust-workspace` until the server's command or the scripts it names change. Deadlines come from the environment as in Claude Code:
  * `MCP_TIMEOUT` (connect, ms, default 30000) and `MCP_TOOL_TIMEOUT` (per call, ms, default
  * 300000). A stdio server inherits only a safe part of the environment (the SDK's default list
  * plus locale and temp-dir variables), never the provider API keys; the rest goes in its `env`. Every diagnostic goes to stderr; `mcp list` and `mcp tools` answer on stdout.
@@ -149,15 +149,15 @@ const cwdOption = Options.text("cwd").pipe(
   Options.withDescription("workspace root (default: current directory)"),
   Options.optional
 )
-const yesOption = Options.boolean("yes").pipe(
-  Options.withAlias("y"),
-  Options.withDescription("include project servers that are not approved yet")
+// the workspace's consent flag, never `--yes` (issue 26): starting a repository's servers runs its code
+const trustOption = Options.boolean("trust-workspace").pipe(
+  Options.withDescription("include the workspace's own servers that are not approved yet (starts them for this inspection)")
 )
 
 const out = (line: string) => Effect.sync(() => Output.terminalSinks.stdout(`${line}\n`))
 
 const inspect = <A>(
-  args: { readonly cwd: Option.Option<string>; readonly mcpConfig: ReadonlyArray<string>; readonly yes: boolean },
+  args: { readonly cwd: Option.Option<string>; readonly mcpConfig: ReadonlyArray<string>; readonly trustWorkspace: boolean },
   only: string | undefined,
   body: (p: McpSetup.Plan, mcp: Mcp.Service) => Effect.Effect<A, CliError>
 ) =>
@@ -168,7 +168,7 @@ const inspect = <A>(
       approval: "deny",
       workspaceTrusted: false
     }
-    const all = yield* plan(setup, args.yes ? "yes" : "skip")
+    const all = yield* plan(setup, args.trustWorkspace ? "yes" : "skip")
     const p = only === undefined ? all : { ...all, servers: all.servers.filter((s) => s.entry.name === only) }
     if (only !== undefined && p.servers.length === 0) {
       return yield* new CliError({ message: `no MCP server named "${only}" is configured`, exitCode: ExitCode.Usage })
@@ -190,7 +190,7 @@ const kindOf = (entry: { readonly config: { readonly type?: string } }): string 
 
 const list = Command.make(
   "list",
-  { cwd: cwdOption, mcpConfig: mcpConfigOption, yes: yesOption },
+  { cwd: cwdOption, mcpConfig: mcpConfigOption, trustWorkspace: trustOption },
   (args) =>
     inspect(args, undefined, (p, mcp) =>
       Effect.gen(function*() {
@@ -214,7 +214,7 @@ const tools = Command.make(
   {
     cwd: cwdOption,
     mcpConfig: mcpConfigOption,
-    yes: yesOption,
+    trustWorkspace: trustOption,
     server: Args.text({ name: "server" }).pipe(Args.withDescription("the server's name in the configuration"))
   },
   (args) =>
