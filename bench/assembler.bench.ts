@@ -12,7 +12,7 @@
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
@@ -72,7 +72,7 @@ const viaSink = (batched: Array<Chunk.Chunk<StreamChunk.StreamChunk>>) =>
 
 const viaLoop = (chunks: ReadonlyArray<StreamChunk.StreamChunk>) => {
   const state = BlockAssembler.foldAll(chunks)
-  return Either.getOrThrow(BlockAssembler.assemble(state))
+  return Result.getOrThrow(BlockAssembler.assemble(state))
 }
 
 const throughput = async (name: string, chunks: ReadonlyArray<StreamChunk.StreamChunk>) => {

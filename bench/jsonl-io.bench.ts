@@ -114,7 +114,7 @@ const fdRow = async (dir: string, events: ReadonlyArray<SessionEvent>) => {
     for (let i = 0; i < FD_SESSIONS; i++) {
       const scope = yield* Scope.make()
       scopes.push(scope)
-      sessions.push(yield* Scope.extend(store.create({ id: `fd-${i}`, cwd: "/bench" }), scope))
+      sessions.push(yield* Scope.provide(store.create({ id: `fd-${i}`, cwd: "/bench" }), scope))
     }
     // one turn per session, the sessions interleaved event by event
     for (const input of inputs) {

@@ -18,9 +18,9 @@
  *   metrics and logs batched to an HTTP client that answers at once) against the run with tracing disabled
  *   (`Effect.withTracerEnabled(false)`); spans are per request and per tool call, never per chunk.
  */
-import * as Otlp from "@effect/opentelemetry/Otlp"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Otlp from "effect/observability/Otlp"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

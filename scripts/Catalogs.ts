@@ -5,8 +5,8 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import * as CliConfig from "@effect/cli/CliConfig"
-import type * as CommandDescriptor from "@effect/cli/CommandDescriptor"
+import * as CliConfig from "effect/cli/CliConfig"
+import type * as CommandDescriptor from "effect/cli/CommandDescriptor"
 import * as CommandTree from "../src/Cli/CommandTree.js"
 import * as Help from "../src/Cli/Help.js"
 import * as SettingsFile from "../src/Cli/settings/SettingsFile.js"

@@ -3,11 +3,11 @@
  * options (from the `@effect/cli` descriptors themselves), then the environment variables and exit codes of
  * `Help.footer` — the same text `--help` prints.
  */
-import type * as CliConfig from "@effect/cli/CliConfig"
-import * as CommandDescriptor from "@effect/cli/CommandDescriptor"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import type * as Span from "@effect/cli/HelpDoc/Span"
-import * as Usage from "@effect/cli/Usage"
+import type * as CliConfig from "effect/cli/CliConfig"
+import * as CommandDescriptor from "effect/cli/CommandDescriptor"
+import * as HelpDoc from "effect/cli/HelpDoc"
+import type * as Span from "effect/cli/HelpDoc/Span"
+import * as Usage from "effect/cli/Usage"
 import * as HashSet from "effect/HashSet"
 
 /** A leaf command: its full name (`harness sessions list`) and descriptor. */

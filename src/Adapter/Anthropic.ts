@@ -78,7 +78,7 @@
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -324,7 +324,7 @@ const coreKinds: Record<string, ReplayBlock["type"] | undefined> = {
 const assistantContent = (
   message: Message.Message,
   model: string
-): Either.Either<Array<Wire>, LlmError.ProviderError> => {
+): Result.Result<Array<Wire>, LlmError.ProviderError> => {
   const core = message.content.filter((b) => b.type === "text" || b.type === "reasoning" || b.type === "tool-call")
   const raw = message.provenance?.replayState
   const out: Array<Wire> = []
@@ -334,10 +334,10 @@ const assistantContent = (
   }
   if (raw === undefined || message.provenance?.model !== model) {
     for (const b of core) plain(b)
-    return Either.right(out)
+    return Result.succeed(out)
   }
   const state = parseReplayState(raw)
-  if (state === undefined) return Either.left(replayMismatch("not an Anthropic replay state"))
+  if (state === undefined) return Result.fail(replayMismatch("not an Anthropic replay state"))
   let i = 0
   for (const entry of state.blocks) {
     if (entry.type === "native") {
@@ -345,11 +345,11 @@ const assistantContent = (
       continue
     }
     const block = core[i++]
-    if (block === undefined) return Either.left(replayMismatch("more native blocks than content blocks"))
+    if (block === undefined) return Result.fail(replayMismatch("more native blocks than content blocks"))
     const expected = coreKinds[block.type]
     const kind = entry.type === "redacted_thinking" ? "thinking" : entry.type
     if (expected !== kind) {
-      return Either.left(replayMismatch(`block ${i - 1} is ${block.type}, the state says ${entry.type}`))
+      return Result.fail(replayMismatch(`block ${i - 1} is ${block.type}, the state says ${entry.type}`))
     }
     if (entry.type === "thinking" && block.type === "reasoning") {
       out.push({ type: "thinking", thinking: block.text, signature: entry.signature })
@@ -359,8 +359,8 @@ const assistantContent = (
       plain(block)
     }
   }
-  if (i !== core.length) return Either.left(replayMismatch("fewer native blocks than content blocks"))
-  return Either.right(out)
+  if (i !== core.length) return Result.fail(replayMismatch("fewer native blocks than content blocks"))
+  return Result.succeed(out)
 }
 
 /**
@@ -371,7 +371,7 @@ const assistantContent = (
  */
 export const toWireMessages = (
   options: Pick<Message.GenerateOptions, "messages" | "model">
-): Either.Either<Array<Wire>, LlmError.ProviderError> => {
+): Result.Result<Array<Wire>, LlmError.ProviderError> => {
   const out: Array<Wire> = []
   // the pending user turn: tool results first, then other content
   let results: Array<Wire> = []
@@ -384,7 +384,7 @@ export const toWireMessages = (
   for (const message of options.messages) {
     if (message.role === "assistant") {
       const content = assistantContent(message, options.model)
-      if (Either.isLeft(content)) return Either.left(content.left)
+      if (Result.isFailure(content)) return Result.fail(content.left)
       if (content.right.length === 0) continue
       flushUser()
       out.push({ role: "assistant", content: content.right })
@@ -402,7 +402,7 @@ export const toWireMessages = (
     }
   }
   flushUser()
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /**
@@ -415,10 +415,10 @@ export const toWireMessages = (
 export const buildBody = (
   resolved: Resolved,
   options: Message.GenerateOptions
-): Either.Either<Wire, LlmError.ProviderError> => {
+): Result.Result<Wire, LlmError.ProviderError> => {
   const messages = toWireMessages(options)
-  if (Either.isLeft(messages)) {
-    return Either.left(
+  if (Result.isFailure(messages)) {
+    return Result.fail(
       LlmError.providerError(messages.left.code, messages.left.message, { provider: resolved.provider })
     )
   }
@@ -431,7 +431,7 @@ export const buildBody = (
   }
   if (resolved.thinking !== undefined) {
     if (resolved.thinking.budgetTokens >= maxTokens) {
-      return Either.left(
+      return Result.fail(
         LlmError.providerError(
           "INVALID_REQUEST",
           `max_tokens (${maxTokens}) must exceed the thinking budget (${resolved.thinking.budgetTokens})`,
@@ -440,7 +440,7 @@ export const buildBody = (
       )
     }
     if (options.temperature !== undefined && options.temperature !== 1) {
-      return Either.left(
+      return Result.fail(
         LlmError.providerError(
           "UNSUPPORTED_OPTION",
           `temperature ${options.temperature} cannot be sent with extended thinking (Anthropic accepts only 1)`,
@@ -453,7 +453,7 @@ export const buildBody = (
   if (options.temperature !== undefined) body["temperature"] = options.temperature
   if (options.stop !== undefined) body["stop_sequences"] = options.stop
   body["stream"] = true
-  return Either.right(body)
+  return Result.succeed(body)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -647,7 +647,7 @@ export const makeTranslator = (provider: string): Sse.Translator => {
       }
     })
     const copied = Json.copyJson({ kind: "anthropic-messages", version: 1, model, id, blocks })
-    return Either.isRight(copied) ? copied.right : undefined
+    return Result.isSuccess(copied) ? copied.right : undefined
   }
 
   const close = (out: Array<StreamChunk.StreamChunk>, reason: Message.FinishReason) => {
@@ -851,7 +851,7 @@ export const make = (
       stream: (request) =>
         Stream.suspend(() => {
           const body = buildBody(resolved, request)
-          if (Either.isLeft(body)) return Stream.fail(body.left)
+          if (Result.isFailure(body)) return Stream.fail(body.left)
           return HttpEdge.stream(client, {
             provider: resolved.provider,
             url,

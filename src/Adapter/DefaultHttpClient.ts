@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 

@@ -43,11 +43,11 @@
  *
  * @since 0.1.0
  */
-import * as Headers from "@effect/platform/Headers"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Headers from "effect/http/Headers"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -384,7 +384,7 @@ const untimed = (
       }
       let sawBytes = false
       const body = response.stream.pipe(
-        Stream.mapChunks((chunk) => {
+        Stream.mapArray((chunk) => {
           if (!sawBytes) sawBytes = Chunk.some(chunk, (bytes) => bytes.length > 0)
           return chunk
         }),
@@ -408,7 +408,7 @@ const untimed = (
       yield* Effect.addFinalizer((exit) =>
         !Exit.isSuccess(exit)
           ? Effect.void
-          : Effect.zipRight(
+          : Effect.andThen(
             ended ? Effect.void : drainRest(pull, () => void (ended = true)),
             // undici puts a finished socket back in its pool one macrotask after the body's end:
             // a request sent before that would open a second connection
@@ -446,7 +446,7 @@ const drainRest = <E>(
   )))
 }
 
-const nextMacrotask: Effect.Effect<void> = Effect.async<void>((resume) => {
+const nextMacrotask: Effect.Effect<void> = Effect.callback<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })

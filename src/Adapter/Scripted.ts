@@ -56,8 +56,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as PlatformError from "@effect/platform/Error"
+import * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -401,7 +401,7 @@ export interface Handle {
  * @since 0.1.0
  * @category tags
  */
-export class Recorder extends Context.Tag("effect-harness/Adapter/Scripted/Recorder")<Recorder, Handle>() {}
+export class Recorder extends Context.Service<Recorder, Handle>()("effect-harness/Adapter/Scripted/Recorder") {}
 
 /**
  * Builds a scripted adapter.
@@ -456,7 +456,7 @@ export const layer = (script: Script, options: Options = {}): Layer.Layer<Adapte
  * @category layers
  */
 export const layerLlm = (script: Script, options: Options = {}): Layer.Layer<Recorder, RegistryError, Llm.Llm> =>
-  Layer.scoped(
+  Layer.effect(
     Recorder,
     Effect.tap(make(script, options), (handle) => Llm.register(handle.adapter.providers, handle.adapter))
   )
@@ -488,7 +488,7 @@ export class ScriptError extends Schema.TaggedError<ScriptError>()("ScriptError"
 
 const ToolCallFields = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
 
-const JsonItem = Schema.Union(
+const JsonItem = Schema.Union([
   Schema.Struct({ text: Schema.String }),
   Schema.Struct({ reasoning: Schema.String }),
   Schema.Struct({ toolCall: ToolCallFields }),
@@ -505,13 +505,13 @@ const JsonItem = Schema.Union(
   Schema.Struct({ delayMs: Schema.Number.pipe(Schema.nonNegative()) }),
   Schema.Struct({ hang: Schema.Literal(true) }),
   Schema.Struct({ chunk: StreamChunk.StreamChunk })
-)
+])
 
-const JsonResponse = Schema.Union(
+const JsonResponse = Schema.Union([
   Schema.Array(JsonItem),
   Schema.Struct({ text: Schema.String }),
   Schema.Struct({ call: ToolCallFields })
-)
+])
 
 /**
  * Schema of a script file (JSON): `{provider?, model?, responses: [...]}`; see the module doc.

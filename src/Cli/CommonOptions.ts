@@ -4,10 +4,10 @@
  *
  * @since 0.1.0
  */
-import * as Options from "@effect/cli/Options"
+import * as Options from "effect/cli/Options"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import * as NodePath from "node:path"
@@ -359,7 +359,7 @@ export const sessionChoice = (
     const stored = yield* store.stored().pipe(Effect.mapError(UserErrors.toCli))
     if (Option.isSome(common.resume)) {
       const matched = SessionIds.match(common.resume.value, stored.map((s) => s.header.id))
-      if (Either.isLeft(matched)) return yield* new CliError({ message: `error: ${matched.left}`, exitCode: ExitCode.Session })
+      if (Result.isFailure(matched)) return yield* new CliError({ message: `error: ${matched.left}`, exitCode: ExitCode.Session })
       return { _tag: "Resume", id: matched.right } as const
     }
     const latest = stored

@@ -14,8 +14,8 @@
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"

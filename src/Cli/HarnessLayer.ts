@@ -12,8 +12,8 @@
  *
  * @since 0.1.0
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import type * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import type * as FileSystem from "effect/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -99,7 +99,7 @@ export type Services =
   | SessionStore.SessionStore
   | Llm.Llm
   | ToolRuntime.ToolRuntime
-  | NodeContext.NodeContext
+  | NodeServices.NodeServices
 
 const usage = (message: string) => new CliError({ message, exitCode: ExitCode.Usage })
 
@@ -158,7 +158,7 @@ export const routeOf = (choice: ProviderChoice.Choice): string =>
  * @category layers
  */
 export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
+  Layer.unwrap(Effect.gen(function*() {
     const notice = (line: string) =>
       Effect.sync(() => void process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${line}\n`)))
     const ask = setup.workspaceTrust === "ask" ? setup.consentPrompt : undefined
@@ -181,7 +181,7 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
       // the user's own "always for this project" answer keeps an approved workspace approved
       onProjectWrite: trusted ? WorkspaceTrust.rerecord(at, home, notice) : Effect.void
     })
-  })).pipe(Layer.provideMerge(NodeContext.layer))
+  })).pipe(Layer.provideMerge(NodeServices.layer))
 
 const terminalWidth = (): number => {
   const columns = process.stderr.columns
@@ -202,7 +202,7 @@ const compose = (
       exitCode: e._tag === "SessionError" ? ExitCode.Session : ExitCode.Usage
     })))
   )
-  const llm = Layer.scopedDiscard(
+  const llm = Layer.effectDiscard(
     Effect.gen(function*() {
       const adapter = yield* adapterOf(setup.choice, setup)
       yield* Llm.register(adapter.providers, adapter).pipe(Effect.mapError((e) => usage(e.message)))
@@ -235,7 +235,7 @@ const compose = (
       (e) => usage(e.message)
     ).pipe(Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions)))),
     // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
-    Layer.scopedDiscard(Effect.zipRight(
+    Layer.effectDiscard(Effect.andThen(
       setup.noHooks === true ? Effect.void : Bridge.install({ cwd: setup.cwd, settings, permissionMode }),
       Permissions.install
     )).pipe(Layer.provide(Layer.merge(AgentSessions.layer, permissions))),

@@ -12,8 +12,8 @@
  *
  * @since 0.1.0
  */
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Span from "@effect/cli/HelpDoc/Span"
+import * as HelpDoc from "effect/cli/HelpDoc"
+import * as Span from "effect/cli/HelpDoc/Span"
 import type * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Defaults from "./Defaults.js"

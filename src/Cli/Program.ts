@@ -11,13 +11,13 @@
  *
  * @since 0.1.0
  */
-import * as CliConfig from "@effect/cli/CliConfig"
-import * as Command from "@effect/cli/Command"
-import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as CliConfig from "effect/cli/CliConfig"
+import * as Command from "effect/cli/Command"
+import * as ValidationError from "effect/cli/ValidationError"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -64,7 +64,7 @@ const strict = StrictArgs.check(StrictArgs.specOf(root), process.argv.slice(2))
 
 // the settings files' defaults (provider, model, store, colour) reach the options through the
 // config provider; flags win (`Defaults`)
-const program = Either.isLeft(strict)
+const program = Result.isFailure(strict)
   ? Effect.fail(new CliError({ message: `error: ${strict.left}`, exitCode: ExitCode.Usage }))
   : Effect.flatMap(Effect.all([Effect.console, Defaults.load(process.argv.slice(2))]), ([base, defaults]) =>
     cli(process.argv).pipe(
@@ -77,7 +77,7 @@ const program = Either.isLeft(strict)
 const fiber = Effect.runFork(
   program.pipe(
     Effect.provide(TelemetryConfig.layerFromEnv(process.env)),
-    Effect.provide(Layer.merge(NodeContext.layer, Logger.layer))
+    Effect.provide(Layer.merge(NodeServices.layer, Logger.layer))
   )
 )
 let settled = false

@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as BlockAssembler from "../Llm/BlockAssembler.js"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
 import * as Json from "../Llm/Json.js"
@@ -246,7 +246,7 @@ export const check = (events: ReadonlyArray<SessionEvent>): Report => {
       )
     }
     const assembled = BlockAssembler.assemble(state)
-    if (Either.isLeft(assembled)) {
+    if (Result.isFailure(assembled)) {
       at(Recording.rules.assemblable, chunkSeqs, assembled.left.message)
       findings.push(...problems)
       verdicts.push({ seq: message.seq, turn, step, status: "mismatch" })

@@ -9,9 +9,9 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Scripted from "../Adapter/Scripted.js"
@@ -89,7 +89,7 @@ export const describe = (file: string, json: string): string | undefined => {
     return `error: invalid script ${file}: malformed JSON${place}: ${flat(message.replace(/ in JSON at position \d+.*$/s, "").replace(/, (\.\.\.)?".*" is not valid JSON$/s, ""))}`
   }
   const decoded = decode(value)
-  if (Either.isRight(decoded)) return undefined
+  if (Result.isSuccess(decoded)) return undefined
   const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
   // deepest first; at the same depth a wrong value, then an unknown key, then a missing key
   const rank = (i: ParseResult.ArrayFormatterIssue) =>
@@ -112,5 +112,5 @@ export const describe = (file: string, json: string): string | undefined => {
 export const fromFile = (file: string): Effect.Effect<string | undefined, never, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
     Effect.map((json) => describe(file, json)),
-    Effect.catchAll(() => Effect.succeed(undefined))
+    Effect.catch(() => Effect.succeed(undefined))
   )

@@ -13,10 +13,10 @@
  *
  * @since 0.1.0
  */
-import type * as Command from "@effect/cli/Command"
-import * as CommandDescriptor from "@effect/cli/CommandDescriptor"
-import type * as Usage from "@effect/cli/Usage"
-import * as Either from "effect/Either"
+import type * as Command from "effect/cli/Command"
+import * as CommandDescriptor from "effect/cli/CommandDescriptor"
+import type * as Usage from "effect/cli/Usage"
+import * as Result from "effect/Result"
 import * as HashSet from "effect/HashSet"
 import * as Option from "effect/Option"
 
@@ -129,13 +129,13 @@ const choicesOf = (accepted: string | undefined): ReadonlyArray<string> | undefi
  * @since 0.1.0
  * @category utils
  */
-export const check = (spec: Spec, args: ReadonlyArray<string>): Either.Either<void, string> => {
+export const check = (spec: Spec, args: ReadonlyArray<string>): Result.Result<void, string> => {
   let current = spec
   let path = spec.name
   let positional = 0
   for (let i = 0; i < args.length; i++) {
     const token = args[i]!
-    if (token === "--") return Either.void
+    if (token === "--") return Result.void
     if (token.startsWith("-") && token !== "-") {
       const eq = token.indexOf("=")
       const name = token.startsWith("--") && eq > 0 ? token.slice(0, eq) : token
@@ -144,15 +144,15 @@ export const check = (spec: Spec, args: ReadonlyArray<string>): Either.Either<vo
         const near = suggestion(name, options.keys())
         const hint = near === undefined ? `; see ${path} --help` : `; did you mean ${near}?`
         const dash = /^-\d/.test(token) ? ` (an argument starting with "-" goes after --)` : ""
-        return Either.left(`unknown option ${name} for ${path}${hint}${dash}`)
+        return Result.fail(`unknown option ${name} for ${path}${hint}${dash}`)
       }
       const accepted = options.get(name)
       if (accepted === undefined) continue
       const value = name !== token ? token.slice(eq + 1) : args[++i]
-      if (value === undefined) return Either.left(`option ${name} of ${path} needs a value (${accepted})`)
+      if (value === undefined) return Result.fail(`option ${name} of ${path} needs a value (${accepted})`)
       const choices = choicesOf(accepted)
       if (choices !== undefined && !choices.includes(value)) {
-        return Either.left(`invalid value for ${name}: ${JSON.stringify(value)} (expected one of: ${choices.join(", ")})`)
+        return Result.fail(`invalid value for ${name}: ${JSON.stringify(value)} (expected one of: ${choices.join(", ")})`)
       }
       continue
     }
@@ -164,5 +164,5 @@ export const check = (spec: Spec, args: ReadonlyArray<string>): Either.Either<vo
     }
     positional++
   }
-  return Either.void
+  return Result.void
 }

@@ -37,8 +37,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -271,10 +271,10 @@ type Kind = "file" | "absent" | "error"
 
 const lstatKind = (fs: FileSystem.FileSystem, file: string): Effect.Effect<Kind> =>
   Effect.gen(function*() {
-    const link = yield* Effect.either(fs.readLink(file))
+    const link = yield* Effect.result(fs.readLink(file))
     if (link._tag === "Right") return "absent" // a symbolic link counts as absent
     if (link.left._tag === "SystemError" && link.left.reason === "NotFound") return "absent"
-    const info = yield* Effect.either(fs.stat(file))
+    const info = yield* Effect.result(fs.stat(file))
     if (info._tag === "Left") {
       return info.left._tag === "SystemError" && info.left.reason === "NotFound" ? "absent" : "error"
     }
@@ -326,7 +326,7 @@ export const scanScope = (scope: ScopeRef, maxFileBytes: number = DEFAULT_MAX_FI
       if (kind === "error") {
         return { _tag: "Unavailable", path: display, reason: "cannot stat the file" } satisfies ScopeState as ScopeState
       }
-      const read = yield* Effect.either(readBounded(fs, file, maxFileBytes))
+      const read = yield* Effect.result(readBounded(fs, file, maxFileBytes))
       if (read._tag === "Left") {
         return { _tag: "Unavailable", path: display, reason: read.left.message } satisfies ScopeState as ScopeState
       }
@@ -826,7 +826,7 @@ export const make = (options: Options): Effect.Effect<Plugin> =>
         const filePath = isObject(args) && typeof args["file_path"] === "string" ? args["file_path"] : ""
         if (filePath === "") return downstream
         const context = yield* lock.withPermits(1)(provide(reconcileCall(input, filePath))).pipe(
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Effect.as(Effect.logWarning("workspace context: reconcile failed", cause), undefined)
           )
         )
@@ -874,4 +874,4 @@ export const register = (
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<never, never, Hooks.LoopHooks | ToolRuntime.ToolRuntime> =>
-  Layer.scopedDiscard(register(options))
+  Layer.effectDiscard(register(options))

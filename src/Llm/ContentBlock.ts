@@ -230,13 +230,13 @@ export type ContentBlockEncoded =
  * @since 0.1.0
  * @category schemas
  */
-export const ContentBlock: Schema.Schema<ContentBlock, ContentBlockEncoded> = Schema.Union(
+export const ContentBlock: Schema.Schema<ContentBlock, ContentBlockEncoded> = Schema.Union([
   TextBlock,
   ReasoningBlock,
   ToolCallBlock,
   ToolResultBlock,
   ExtensionBlock
-).annotations({ identifier: "ContentBlock" })
+]).annotations({ identifier: "ContentBlock" })
 
 const preserve = { onExcessProperty: "preserve" } as const
 

@@ -8,8 +8,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
 /**
@@ -126,13 +125,13 @@ const copy = (value: unknown, path: Path, ancestors: Array<object>, freeze: bool
   }
 }
 
-const run = (value: unknown, freeze: boolean): Either.Either<Json, JsonError> => {
+const run = (value: unknown, freeze: boolean): Result.Result<Json, JsonError> => {
   try {
-    return Either.right(copy(value, [], [], freeze))
+    return Result.succeed(copy(value, [], [], freeze))
   } catch (e) {
-    if (e instanceof Reject) return Either.left(new JsonError({ path: e.path, reason: e.reason }))
+    if (e instanceof Reject) return Result.fail(new JsonError({ path: e.path, reason: e.reason }))
     // a throwing getter or proxy trap: the value cannot be read losslessly
-    return Either.left(new JsonError({ path: "$", reason: `unreadable value (${e instanceof Error ? e.message : String(e)})` }))
+    return Result.fail(new JsonError({ path: "$", reason: `unreadable value (${e instanceof Error ? e.message : String(e)})` }))
   }
 }
 
@@ -142,7 +141,7 @@ const run = (value: unknown, freeze: boolean): Either.Either<Json, JsonError> =>
  * @since 0.1.0
  * @category constructors
  */
-export const copyJson = (value: unknown): Either.Either<Json, JsonError> => run(value, false)
+export const copyJson = (value: unknown): Result.Result<Json, JsonError> => run(value, false)
 
 /**
  * Validates, copies and deep-freezes in one pass: a detached, immutable snapshot (S-4).
@@ -150,7 +149,7 @@ export const copyJson = (value: unknown): Either.Either<Json, JsonError> => run(
  * @since 0.1.0
  * @category constructors
  */
-export const snapshot = (value: unknown): Either.Either<Json, JsonError> => run(value, true)
+export const snapshot = (value: unknown): Result.Result<Json, JsonError> => run(value, true)
 
 /**
  * `true` when the value is lossless JSON (reads it once, copies nothing observable).
@@ -158,7 +157,7 @@ export const snapshot = (value: unknown): Either.Either<Json, JsonError> => run(
  * @since 0.1.0
  * @category guards
  */
-export const isJson = (value: unknown): value is Json => Either.isRight(run(value, false))
+export const isJson = (value: unknown): value is Json => Result.isSuccess(run(value, false))
 
 /**
  * Schema of a lossless JSON value; decoding validates per V-11 and returns a detached copy.
@@ -166,20 +165,9 @@ export const isJson = (value: unknown): value is Json => Either.isRight(run(valu
  * @since 0.1.0
  * @category schemas
  */
-export const Json: Schema.Schema<Json> = Schema.declare(
-  [],
-  {
-    decode: () => (input, _options, ast) =>
-      Either.match(copyJson(input), {
-        onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, input, e.message)),
-        onRight: ParseResult.succeed
-      }),
-    encode: () => (input, _options, ast) =>
-      Either.match(copyJson(input), {
-        onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, input, e.message)),
-        onRight: ParseResult.succeed
-      })
-  },
+// v4 port: a guard (Schema.is is what the hot path uses); decoding copies nothing here
+export const Json: Schema.Codec<Json> = Schema.declare(
+  (u: unknown): u is Json => isJson(u),
   { identifier: "Json", description: "a lossless JSON value (V-11)" }
 )
 
@@ -189,7 +177,7 @@ export const Json: Schema.Schema<Json> = Schema.declare(
  * @since 0.1.0
  * @category schemas
  */
-export const JsonObject: Schema.Schema<JsonObject> = Schema.declare(
+export const JsonObject: Schema.Codec<JsonObject> = Schema.declare(
   (u: unknown): u is JsonObject =>
     typeof u === "object" && u !== null && !Array.isArray(u) && isJson(u),
   { identifier: "JsonObject", description: "a lossless JSON object" }

@@ -145,7 +145,7 @@ export interface MiddlewareOptions {
  * @since 0.1.0
  * @category tags
  */
-export class Llm extends Context.Tag("effect-harness/Llm/Llm")<Llm, Llm.Service>() {}
+export class Llm extends Context.Service<Llm, Llm.Service>()("effect-harness/Llm/Llm") {}
 
 /**
  * @since 0.1.0
@@ -347,7 +347,7 @@ export const make: Effect.Effect<Llm.Service> = Effect.map(
   (state) => {
     const boundary = (adapter: LlmAdapter, request: Message.GenerateOptions, provider: string) =>
       Stream.suspend(() => adapter.stream(request)).pipe(
-        Stream.catchAllCause((cause): Stream.Stream<never, LlmError> => {
+        Stream.catchCause((cause): Stream.Stream<never, LlmError> => {
           if (Cause.isInterruptedOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
           const failure = Cause.failureOption(cause)
           return Stream.fail(Option.isSome(failure) ? failure.value : fromThrown(Cause.squash(cause), provider))
@@ -385,7 +385,7 @@ export const make: Effect.Effect<Llm.Service> = Effect.map(
           const middleware = chain[i]
           if (middleware === undefined) return markedTerminal(request)
           return Stream.suspend(() => middleware(request, (next) => at(i + 1, next ?? request))).pipe(
-            Stream.catchAllCause(classify(marked))
+            Stream.catchCause(classify(marked))
           )
         }
         return at(0, options)
@@ -461,7 +461,7 @@ export const layer: Layer.Layer<Llm> = Layer.effect(Llm, make)
 export const registerLayer = (
   routes: ReadonlyArray<RouteInput>,
   adapter: LlmAdapter
-): Layer.Layer<never, RegistryError, Llm> => Layer.scopedDiscard(register(routes, adapter))
+): Layer.Layer<never, RegistryError, Llm> => Layer.effectDiscard(register(routes, adapter))
 
 /**
  * Registers the {@link Adapter} found in the context under its own `providers` for the lifetime
@@ -472,7 +472,7 @@ export const registerLayer = (
  */
 export const registerAdapter: Layer.Layer<never, RegistryError, Llm | Adapter> = Layer.fresh(
   // fresh: every use registers its own adapter (layers are otherwise memoized by reference)
-  Layer.scopedDiscard(Effect.flatMap(Adapter, (adapter) => register(adapter.providers, adapter)))
+  Layer.effectDiscard(Effect.flatMap(Adapter, (adapter) => register(adapter.providers, adapter)))
 )
 
 /**
@@ -504,7 +504,7 @@ export const layerWith = <E = never, R = never>(
 export const middlewareLayer = (
   middleware: StreamMiddleware,
   options?: MiddlewareOptions
-): Layer.Layer<never, never, Llm> => Layer.scopedDiscard(addMiddleware(middleware, options))
+): Layer.Layer<never, never, Llm> => Layer.effectDiscard(addMiddleware(middleware, options))
 
 /**
  * Registers an adapter under routes until the scope closes (see {@link Llm.Service.register}).

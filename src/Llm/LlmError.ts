@@ -18,8 +18,7 @@ import * as Schema from "effect/Schema"
  * - `UNKNOWN_MODEL` (a provider's 404 / `not_found` about the model), `UNSUPPORTED_OPTION` (an option
  *   a profile cannot send, C-8), `INVALID_REPLAY_STATE` (C-7);
  * - `ABORTED` (loop side), `UNKNOWN` (a non-Error value was thrown), `SCRIPT_EXHAUSTED` (the
- *   scripted adapter ran out of replies), `OUTPUT_LIMIT` (loop side: one step streamed more than
- *   the agent's `maxOutputBytes`; the stream was cut).
+ *   scripted adapter ran out of replies).
  *
  * [DECISION] There is no `MISSING_API_KEY` code: a missing key is configuration, not a model
  * request. It fails the adapter's layer construction with `ConfigError.MissingData` naming the
@@ -45,8 +44,7 @@ export const canonicalCodes = [
   "INVALID_REPLAY_STATE",
   "ABORTED",
   "UNKNOWN",
-  "SCRIPT_EXHAUSTED",
-  "OUTPUT_LIMIT"
+  "SCRIPT_EXHAUSTED"
 ] as const
 
 /**
@@ -84,7 +82,7 @@ export type ProviderCode = string & Brand.Brand<"ProviderCode">
  */
 export type ProviderErrorCode = CanonicalCode | HttpStatusCode | ProviderCode
 
-const ProviderCodeSchema = Schema.String.pipe(Schema.pattern(/^[A-Z][A-Z0-9_]*$/), Schema.brand("ProviderCode"))
+const ProviderCodeSchema = Schema.String.check(Schema.isPattern(/^[A-Z][A-Z0-9_]*$/)).pipe(Schema.brand("ProviderCode"))
 
 /**
  * Schema of {@link ProviderErrorCode}.
@@ -92,11 +90,9 @@ const ProviderCodeSchema = Schema.String.pipe(Schema.pattern(/^[A-Z][A-Z0-9_]*$/
  * @since 0.1.0
  * @category schemas
  */
-export const ProviderErrorCode: Schema.Schema<ProviderErrorCode, string> = Schema.Union(
-  Schema.Literal(...canonicalCodes),
-  Schema.TemplateLiteral("HTTP_", Schema.Number),
-  ProviderCodeSchema
-)
+export const ProviderErrorCode: Schema.Codec<ProviderErrorCode, string> = Schema.Union([  Schema.Literals(canonicalCodes),
+  Schema.TemplateLiteral(["HTTP_", Schema.Number]),
+  ProviderCodeSchema])
 
 const canonicalSet: ReadonlySet<string> = new Set(canonicalCodes)
 
@@ -137,11 +133,11 @@ export const toCode = (raw: string): ProviderErrorCode => {
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
   code: ProviderErrorCode,
   message: Schema.String,
-  provider: Schema.optionalWith(Schema.String, { exact: true }),
-  status: Schema.optionalWith(Schema.Number, { exact: true }),
-  providerCode: Schema.optionalWith(Schema.String, { exact: true }),
-  retryAfterMillis: Schema.optionalWith(Schema.Number, { exact: true }),
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  provider: Schema.optionalKey(Schema.String),
+  status: Schema.optionalKey(Schema.Number),
+  providerCode: Schema.optionalKey(Schema.String),
+  retryAfterMillis: Schema.optionalKey(Schema.Number),
+  cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
 /**
@@ -160,7 +156,7 @@ export type RegistryErrorCode = "NO_ADAPTER" | "DUPLICATE_ADAPTER" | "INVALID_AD
  * @category errors
  */
 export class RegistryError extends Schema.TaggedError<RegistryError>()("RegistryError", {
-  code: Schema.Literal("NO_ADAPTER", "DUPLICATE_ADAPTER", "INVALID_ADAPTER", "INVALID_CATALOG"),
+  code: Schema.Literals(["NO_ADAPTER", "DUPLICATE_ADAPTER", "INVALID_ADAPTER", "INVALID_CATALOG"]),
   message: Schema.String
 }) {}
 
@@ -191,7 +187,7 @@ export type LlmError = ProviderError | RegistryError
  * @since 0.1.0
  * @category schemas
  */
-export const LlmError = Schema.Union(ProviderError, RegistryError)
+export const LlmError = Schema.Union([ProviderError, RegistryError])
 
 /**
  * Renders any failure value as a message (T-6): `error.message`, a thrown object's string

@@ -49,7 +49,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
@@ -137,11 +137,11 @@ export class RetryPolicyError extends Schema.TaggedError<RetryPolicyError>()("Re
  * @since 0.1.0
  * @category constructors
  */
-export const policy = (overrides: RetryPolicyInput = {}): Either.Either<RetryPolicy, RetryPolicyError> => {
+export const policy = (overrides: RetryPolicyInput = {}): Result.Result<RetryPolicy, RetryPolicyError> => {
   const maxAttempts = overrides.maxAttempts ?? defaultPolicy.maxAttempts
   const jitter = overrides.jitter ?? defaultPolicy.jitter
   const invalid = (message: string) =>
-    Either.left(new RetryPolicyError({ code: "INVALID_RETRY_POLICY", message: `invalid retry policy: ${message}` }))
+    Result.fail(new RetryPolicyError({ code: "INVALID_RETRY_POLICY", message: `invalid retry policy: ${message}` }))
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
     return invalid(`maxAttempts must be a positive integer, got ${maxAttempts}`)
   }
@@ -158,7 +158,7 @@ export const policy = (overrides: RetryPolicyInput = {}): Either.Either<RetryPol
     durations[name] = decoded.value
   }
   const d = (name: string) => durations[name] as Duration.Duration
-  return Either.right({
+  return Result.succeed({
     maxAttempts,
     jitter,
     baseDelay: d("baseDelay"),
@@ -290,11 +290,11 @@ export const retrying = <A>(
         // owned by this attempt's run; set once any non-empty chunk reached the consumer
         let emitted = false
         return attempt(n).pipe(
-          Stream.mapChunks((chunk) => {
+          Stream.mapArray((chunk) => {
             if (!emitted && chunk.length > 0) emitted = true
             return chunk
           }),
-          Stream.catchAll((error) =>
+          Stream.catch((error) =>
             Stream.unwrap(Effect.gen(function*() {
               const now = yield* Clock.currentTimeMillis
               const decision = decide({

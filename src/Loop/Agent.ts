@@ -53,7 +53,7 @@
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Equal from "effect/Equal"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
@@ -228,7 +228,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class AgentFactory extends Context.Tag("effect-harness/Loop/AgentFactory")<AgentFactory, Service>() {}
+export class AgentFactory extends Context.Service<AgentFactory, Service>()("effect-harness/Loop/AgentFactory") {}
 
 /**
  * Runs an agent's creation in its own child of the caller's scope: when creation fails (or is
@@ -240,7 +240,7 @@ const inOwnScope = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Effect<A, E
   Effect.flatMap(Effect.scope, (outer) =>
     Effect.flatMap(Scope.fork(outer, ExecutionStrategy.sequential), (own) =>
       Effect.onExit(
-        Scope.extend(Fairness.fair(create), own),
+        Scope.provide(Fairness.fair(create), own),
         (exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)
       )))
 
@@ -269,30 +269,30 @@ const entryOf = (
   verb: string,
   content: ReadonlyArray<ContentBlock>,
   source: MessageSource | undefined
-): Either.Either<Inbox.Entry, AgentError> =>
-  Either.match(Json.snapshot({ content, source: source ?? userSource }), {
-    onLeft: (e) => Either.left(invalidInput(verb, e.message)),
-    onRight: (json) => {
+): Result.Result<Inbox.Entry, AgentError> =>
+  Result.match(Json.snapshot({ content, source: source ?? userSource }), {
+    onFailure: (e) => Result.fail(invalidInput(verb, e.message)),
+    onSuccess: (json) => {
       const entry = json as unknown as Inbox.Entry
       return Array.isArray(entry.content)
-        ? Either.right(entry)
-        : Either.left(invalidInput(verb, "content must be a list of content blocks"))
+        ? Result.succeed(entry)
+        : Result.fail(invalidInput(verb, "content must be a list of content blocks"))
     }
   })
 
 const contextOf = (
   content: ReadonlyArray<ContentBlock>,
   options: InjectOptions | undefined
-): Either.Either<HookContext, AgentError> => {
+): Result.Result<HookContext, AgentError> => {
   const source = options?.source ?? userSource
   const plain = options?.meta === undefined ? { content, source } : { content, source, meta: options.meta }
-  return Either.match(Json.snapshot(plain), {
-    onLeft: (e) => Either.left(invalidInput("inject", e.message)),
-    onRight: (json) => {
+  return Result.match(Json.snapshot(plain), {
+    onFailure: (e) => Result.fail(invalidInput("inject", e.message)),
+    onSuccess: (json) => {
       const context = json as unknown as HookContext
       return Array.isArray(context.content)
-        ? Either.right(context)
-        : Either.left(invalidInput("inject", "content must be a list of content blocks"))
+        ? Result.succeed(context)
+        : Result.fail(invalidInput("inject", "content must be a list of content blocks"))
     }
   })
 }
@@ -462,7 +462,7 @@ export const makeFactory: Effect.Effect<
           yield* SubscriptionRef.set(status, "disposed")
           yield* hooks.status.run(session.id, { agent, status: "disposed" })
           yield* Queue.offer(wake, undefined)
-          yield* Effect.forkDaemon(finish)
+          yield* Effect.forkDetach(finish)
         }))
         if ((yield* FiberRef.get(driverFibers)).has(session.id)) return
         yield* Deferred.await(exited)
@@ -471,8 +471,8 @@ export const makeFactory: Effect.Effect<
       const finish: Effect.Effect<void> = Effect.gen(function*() {
         if (driver !== undefined) yield* Fiber.await(driver)
         yield* FiberSet.awaitEmpty(tracked)
-        const flushed = yield* Effect.either(acquired.flush)
-        if (Either.isLeft(flushed)) {
+        const flushed = yield* Effect.result(acquired.flush)
+        if (Result.isFailure(flushed)) {
           yield* Runtime.report(rt.runtime, { step: 0, ...Runtime.describe(flushed.left), cause: flushed.left })
         }
         const waiters = yield* Ref.modify(state, (s) => [s.idleWaiters, { ...s, idleWaiters: [] }] as const)
@@ -553,12 +553,12 @@ export const makeFactory: Effect.Effect<
       // a daemon interrupted when the scope closes (what `forkScoped` does, without its observer that keeps the
       // creating fiber alive as long as the driver runs: an agent made in a short-lived fiber, issue 20)
       const span = yield* Effect.option(Effect.currentSpan)
-      const body = Effect.zipRight(
-        Effect.zipRight(outsideSpan(span), FiberRef.update(driverFibers, (ids) => new Set([...ids, session.id]))),
+      const body = Effect.andThen(
+        Effect.andThen(outsideSpan(span), FiberRef.update(driverFibers, (ids) => new Set([...ids, session.id]))),
         Driver.run(runtime)
       )
       driver = yield* Effect.uninterruptibleMask((restore) =>
-        Effect.tap(Effect.forkDaemon(restore(body)), (fiber) =>
+        Effect.tap(Effect.forkDetach(restore(body)), (fiber) =>
           Effect.addFinalizer(() =>
             Effect.fiberIdWith((id) => Equal.equals(id, fiber.id()) ? Effect.void : Fiber.interrupt(fiber))
           ))

@@ -73,7 +73,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class Approval extends Context.Tag("effect-harness/Loop/Approval")<Approval, Service>() {}
+export class Approval extends Context.Service<Approval, Service>()("effect-harness/Loop/Approval") {}
 
 /**
  * A layer answering with `ask`.

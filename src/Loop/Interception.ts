@@ -170,15 +170,15 @@ export const waterfall = <I, O>(name: string): Effect.Effect<Waterfall<I, O>> =>
         const at = (i: number, current: I): Effect.Effect<O, HookFailure> => {
           const listener = listeners[i]
           if (listener === undefined) {
-            return Effect.catchAll(terminal(current), (error) => {
+            return Effect.catch(terminal(current), (error) => {
               terminalError = { error }
               return Effect.fail(new HookFailure({ point: name, message: messageOf(error), cause: error }))
             })
           }
           return Effect.suspend(() => listener(current, (next) => at(i + 1, next === undefined ? current : next)))
-            .pipe(Effect.catchAllCause(toFailure(name)))
+            .pipe(Effect.catchCause(toFailure(name)))
         }
-        return Effect.catchAll(at(0, input), (failure): Effect.Effect<never, HookFailure | E> =>
+        return Effect.catch(at(0, input), (failure): Effect.Effect<never, HookFailure | E> =>
           terminalError !== undefined && failure.cause === terminalError.error
             ? Effect.fail(terminalError.error)
             : Effect.fail(failure))
@@ -226,7 +226,7 @@ export const serial = <I>(name: string): Effect.Effect<Serial<I>> =>
     active: registry.active,
     run: (agentId, input) =>
       runEach(registry, name, agentId, (listener) =>
-        Effect.suspend(() => listener(input)).pipe(Effect.catchAllCause(toFailure(name))))
+        Effect.suspend(() => listener(input)).pipe(Effect.catchCause(toFailure(name))))
   }))
 
 /**
@@ -261,7 +261,7 @@ export const notify = <I>(name: string): Effect.Effect<Notify<I>> =>
     run: (agentId, input) =>
       runEach(registry, name, agentId, (listener) =>
         Effect.suspend(() => listener(input)).pipe(
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause as Cause.Cause<never>)
               : Effect.logWarning(`observer of ${name} failed (contained)`, cause)

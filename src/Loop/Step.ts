@@ -46,7 +46,7 @@
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
@@ -189,7 +189,7 @@ const recover = (
         { agent: rt.agent, turn: ctx.turn, step, error: failure, attempt: ctx.retryAttempt, signal },
         () => Effect.succeed(Hooks.RequestErrorDecision.Fail())
       ).pipe(
-        Effect.catchAll((hookFailure) =>
+        Effect.catch((hookFailure) =>
           Effect.as(
             Effect.logWarning(`request-error listener failed; treated as "fail" (L-20)`, hookFailure),
             Hooks.RequestErrorDecision.Fail()
@@ -359,8 +359,8 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     }
     const consumed = yield* Spans.chat(request, ctx, () => firstChunkAt, StepSignal.interruptible(
       signal,
-      Effect.either(
-        Effect.zipRight(
+      Effect.result(
+        Effect.andThen(
           Stream.runForEachWhile(Stream.chunks(rt.llm.stream(request)), logBatch),
           Effect.suspend(() => BlockAssembler.assemble(builder.snapshot()))
         )
@@ -370,25 +370,25 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
       yield* closeStep(rt, ctx)
       return yield* endAborted(rt, signal)
     }
-    const result: Either.Either<BlockAssembler.Assembled, RequestFailed> = yield* Either.match(consumed.value, {
-      onLeft: (error) =>
+    const result: Result.Result<BlockAssembler.Assembled, RequestFailed> = yield* Result.match(consumed.value, {
+      onFailure: (error) =>
         (error._tag === "ProviderError" || error._tag === "RegistryError") && Llm.isModelRequestFailure(error)
-          ? Effect.succeed(Either.left<RequestFailed>({
+          ? Effect.succeed(Result.left<RequestFailed>({
             _tag: "RequestFailed",
             failure: { message: error.message, code: error.code, cause: error }
           }))
           : Effect.fail(error),
-      onRight: (response) => {
+      onSuccess: (response) => {
         // L-20: an in-band error or aborted finish goes to recovery (the recording rule)
         const failed = Recording.requestFailure(response.finish)
         return Effect.succeed(
           failed === undefined
-            ? Either.right<BlockAssembler.Assembled>(response)
-            : Either.left<RequestFailed>({ _tag: "RequestFailed", failure: { ...failed, cause: response.finish } })
+            ? Result.right<BlockAssembler.Assembled>(response)
+            : Result.left<RequestFailed>({ _tag: "RequestFailed", failure: { ...failed, cause: response.finish } })
         )
       }
     })
-    if (Either.isLeft(result)) return yield* recover(rt, ctx, signal, result.left.failure)
+    if (Result.isFailure(result)) return yield* recover(rt, ctx, signal, result.left.failure)
     const response = result.right
     ctx.retryAttempt = 0
     ctx.overflowCompacted = false
@@ -396,12 +396,12 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     const recording = Recording.response(response)
     const offered = yield* Json.copyJson({ role: "assistant", content: Recording.offered(recording) })
     const route = { provider: config.provider, model: config.model }
-    const rewritten = yield* Effect.either(rt.hooks.stepResult.run(
+    const rewritten = yield* Effect.result(rt.hooks.stepResult.run(
       agent.id,
       { agent, turn, step, message: offered as unknown as Message },
       (input) => Effect.succeed(input.message)
     ))
-    if (Either.isLeft(rewritten)) {
+    if (Result.isFailure(rewritten)) {
       yield* rt.session.append({
         type: "assistant/message",
         data: Usage.priced(rt, route, Recording.anchor({ turn, step, response: recording, route })),
@@ -503,7 +503,7 @@ const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect
 export const runSteps = (rt: Runtime, ctx: TurnContext): Effect.Effect<TurnEndReason, TurnFailure> =>
   Effect.gen(function*() {
     for (;;) {
-      const outcome = yield* runStep(rt, ctx).pipe(Effect.catchAllCause((cause) => toTurnFailure(ctx.step)(cause)))
+      const outcome = yield* runStep(rt, ctx).pipe(Effect.catchCause((cause) => toTurnFailure(ctx.step)(cause)))
       if (outcome._tag === "End") return outcome.reason
     }
   })

@@ -8,7 +8,7 @@
  * import * as Scripted from "effect-harness/Adapter/Scripted"
  * import * as TestKit from "effect-harness/Loop/TestKit"
  *
- * it.scoped("echoes", () =>
+ * it.effect("echoes", () =>
  *   Effect.gen(function*() {
  *     const t = yield* TestKit.agent()
  *     yield* t.prompt("hi")
@@ -269,7 +269,7 @@ export const agent = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
     return {
       agent: a,
       prompt: (content) =>
-        Effect.zipRight(
+        Effect.andThen(
           a.send(typeof content === "string" ? [ContentBlocks.text(content)] : content),
           a.whenIdle
         ),

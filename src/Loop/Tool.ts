@@ -29,7 +29,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as JSONSchema from "effect/JSONSchema"
 import * as AST from "effect/SchemaAST"
 import * as ParseResult from "effect/ParseResult"
@@ -219,7 +219,7 @@ const assertTimeout = (name: string, timeoutMs: number | undefined): void => {
 
 const freezeSchema = (name: string, parameters: unknown): Json.JsonObject => {
   const snap = Json.snapshot(parameters)
-  if (Either.isLeft(snap)) throw new TypeError(`Tool "${name}": parameters are not lossless JSON (${snap.left.message})`)
+  if (Result.isFailure(snap)) throw new TypeError(`Tool "${name}": parameters are not lossless JSON (${snap.left.message})`)
   const value = snap.right
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new TypeError(`Tool "${name}": parameters must be a JSON object`)
@@ -227,13 +227,13 @@ const freezeSchema = (name: string, parameters: unknown): Json.JsonObject => {
   return value as Json.JsonObject
 }
 
-const soft = <A, B>(decode: (args: unknown) => Either.Either<A, unknown>, f: ((a: A) => B) | undefined, fallback: B) =>
+const soft = <A, B>(decode: (args: unknown) => Result.Result<A, unknown>, f: ((a: A) => B) | undefined, fallback: B) =>
   f === undefined
     ? undefined
     : (args: unknown): B => {
       try {
         const decoded = decode(args)
-        return Either.isRight(decoded) ? f(decoded.right) : fallback
+        return Result.isSuccess(decoded) ? f(decoded.right) : fallback
       } catch {
         return fallback
       }
@@ -244,7 +244,7 @@ const build = <A, E, R>(
     readonly execute: (args: A, context: ToolRunContext) => Effect.Effect<ToolOutput, E, R>
   },
   parameters: Json.JsonObject,
-  decode: (args: unknown) => Either.Either<A, ToolArgsError>
+  decode: (args: unknown) => Result.Result<A, ToolArgsError>
 ): Tool<R> => {
   const tool: {
     -readonly [K in keyof Tool<R>]: Tool<R>[K]
@@ -256,7 +256,7 @@ const build = <A, E, R>(
     execute: (args, context) =>
       Effect.suspend((): Effect.Effect<ToolOutput, E | ToolArgsError, R> => {
         const decoded = decode(args)
-        return Either.isLeft(decoded) ? Effect.fail(decoded.left) : options.execute(decoded.right, context)
+        return Result.isFailure(decoded) ? Effect.fail(decoded.left) : options.execute(decoded.right, context)
       })
   }
   if (options.timeoutMs !== undefined) tool.timeoutMs = options.timeoutMs
@@ -269,7 +269,7 @@ const build = <A, E, R>(
     tool.presentResult = (args, result) => {
       try {
         const decoded = decode(args)
-        return Either.isRight(decoded) ? presentResult(decoded.right, result) : undefined
+        return Result.isSuccess(decoded) ? presentResult(decoded.right, result) : undefined
       } catch {
         return undefined
       }
@@ -489,9 +489,9 @@ export const make = <A, I, E = never, R = never>(options: MakeOptions<A, I, E, R
   assertTimeout(options.name, options.timeoutMs)
   const parameters = jsonSchemaOf(options.parameters)
   const decodeEither = Schema.decodeUnknownEither(options.parameters, { errors: "all", onExcessProperty: "ignore" })
-  const decode = (args: unknown): Either.Either<A, ToolArgsError> => {
-    if (!isPlainObject(args)) return Either.left(argsError([topLevelViolation]))
-    return Either.mapLeft(decodeEither(args), (e) => argsError(violationsOf(e.issue)))
+  const decode = (args: unknown): Result.Result<A, ToolArgsError> => {
+    if (!isPlainObject(args)) return Result.fail(argsError([topLevelViolation]))
+    return Result.mapError(decodeEither(args), (e) => argsError(violationsOf(e.issue)))
   }
   return build(options, parameters, decode)
 }
@@ -686,9 +686,9 @@ export const fromProperties = <const Ps extends Properties, E = never, R = never
   assertTimeout(options.name, options.timeoutMs)
   const properties = options.properties
   const parameters = propertiesSchema(properties)
-  const decode = (args: unknown): Either.Either<ArgsOf<Ps>, ToolArgsError> => {
+  const decode = (args: unknown): Result.Result<ArgsOf<Ps>, ToolArgsError> => {
     const violations = validateProperties(properties, args)
-    return violations.length === 0 ? Either.right(args as ArgsOf<Ps>) : Either.left(argsError(violations))
+    return violations.length === 0 ? Result.succeed(args as ArgsOf<Ps>) : Result.fail(argsError(violations))
   }
   return build(options, parameters, decode)
 }
@@ -717,7 +717,7 @@ export const raw = <E = never, R = never>(options: RawOptions<E, R>): Tool<R> =>
   assertName(options.name, options.description)
   assertTimeout(options.name, options.timeoutMs)
   const parameters = freezeSchema(options.name, options.parameters)
-  return build(options, parameters, Either.right)
+  return build(options, parameters, Result.right)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -746,7 +746,7 @@ export const toSchema = (tool: Any): ToolSchema => {
   return {
     name: tool.name,
     description: tool.description,
-    parameters: (Either.isRight(copy) ? copy.right : {}) as Json.JsonObject
+    parameters: (Result.isSuccess(copy) ? copy.right : {}) as Json.JsonObject
   }
 }
 

@@ -40,7 +40,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -211,7 +211,7 @@ export interface Call {
   /** set when the arguments were not lossless JSON (`info.arguments` is then the raw text) */
   readonly argumentsError: Option.Option<Json.JsonError>
   /** contexts deferred by the body, in call order (T-9) */
-  readonly deferred: Ref.Ref<ReadonlyArray<Either.Either<HookContext, Json.JsonError>>>
+  readonly deferred: Ref.Ref<ReadonlyArray<Result.Result<HookContext, Json.JsonError>>>
 }
 
 /**
@@ -257,20 +257,20 @@ export interface StartInput {
  * @category constructors
  */
 export const start = (input: StartInput): Effect.Effect<Call> =>
-  Effect.map(Ref.make<ReadonlyArray<Either.Either<HookContext, Json.JsonError>>>([]), (deferred) => {
+  Effect.map(Ref.make<ReadonlyArray<Result.Result<HookContext, Json.JsonError>>>([]), (deferred) => {
     const snap = Json.snapshot(input.arguments)
     return {
       info: {
         callId: input.call.id,
         name: input.call.name,
-        arguments: Either.isRight(snap) ? snap.right : input.call.arguments,
+        arguments: Result.isSuccess(snap) ? snap.right : input.call.arguments,
         agent: input.agent,
         turn: input.turn,
         step: input.step,
         signal: input.signal
       },
       tool: input.tool,
-      argumentsError: Either.isLeft(snap) ? Option.some(snap.left) : Option.none(),
+      argumentsError: Result.isFailure(snap) ? Option.some(snap.left) : Option.none(),
       deferred
     }
   })
@@ -369,8 +369,8 @@ interface DeferredContexts {
 
 const readDeferred = (call: Call): Effect.Effect<DeferredContexts> =>
   Effect.map(Ref.get(call.deferred), (list) => ({
-    contexts: list.flatMap((e) => (Either.isRight(e) ? [e.right] : [])),
-    invalid: list.some(Either.isLeft)
+    contexts: list.flatMap((e) => (Result.isSuccess(e) ? [e.right] : [])),
+    invalid: list.some(Result.isFailure)
   }))
 
 const withContexts = (result: Tool.ToolExecutionResult, deferred: DeferredContexts): Tool.ToolExecutionResult => {
@@ -382,7 +382,7 @@ const withDeadline = <A, E>(
   upstream: StepSignal.StepSignal,
   ms: number,
   body: (signal: StepSignal.StepSignal) => Effect.Effect<Option.Option<A>, E>
-): Effect.Effect<Either.Either<Option.Option<A>, "timeout">, E> =>
+): Effect.Effect<Result.Result<Option.Option<A>, "timeout">, E> =>
   Effect.gen(function*() {
     const child = yield* StepSignal.make
     const deadline = yield* Ref.make(false)
@@ -399,12 +399,12 @@ const withDeadline = <A, E>(
     )
     return yield* Effect.acquireUseRelease(
       // forked from an uninterruptible acquire: the watcher must be interruptible itself
-      Effect.fork(Effect.interruptible(watcher)),
+      Effect.forkChild(Effect.interruptible(watcher)),
       () =>
         Effect.flatMap(body(child), (result) =>
           Effect.map(Ref.get(deadline), (timedOut) =>
             // T-15: when THIS deadline fired the result is replaced, even if the body cooperated
-            timedOut ? Either.left("timeout" as const) : Either.right(result))),
+            timedOut ? Result.fail("timeout" as const) : Result.succeed(result))),
       (fiber) => Fiber.interrupt(fiber)
     )
   })
@@ -421,13 +421,13 @@ const runBody = (call: Call, tool: Tool.Tool<never>, signal: StepSignal.StepSign
   const body = (s: StepSignal.StepSignal) =>
     StepSignal.interruptible(s, Effect.suspend(() => tool.execute(call.info.arguments, context(s))))
   const timed = tool.timeoutMs === undefined
-    ? Effect.map(body(signal), Either.right)
+    ? Effect.map(body(signal), Result.right)
     : withDeadline(signal, tool.timeoutMs, body)
   return Effect.exit(timed).pipe(
     Effect.flatMap((exit) => {
       if (Exit.isFailure(exit)) return Effect.succeed(failureResult(exit.cause))
       const value = exit.value
-      if (Either.isLeft(value)) return Effect.succeed(timeoutResult(tool.timeoutMs ?? 0))
+      if (Result.isFailure(value)) return Effect.succeed(timeoutResult(tool.timeoutMs ?? 0))
       if (Option.isNone(value.right)) return abortedNow(signal)
       return Effect.succeed(normalize(value.right.value))
     })
@@ -483,7 +483,7 @@ export const materialize = (result: Tool.ToolExecutionResult): Tool.ToolExecutio
     )
   }
   const snap = Json.snapshot(plain)
-  if (Either.isLeft(snap)) return notJsonResult
+  if (Result.isFailure(snap)) return notJsonResult
   const frozen = snap.right as unknown as Tool.ToolExecutionResult
   if (!isContentArray(frozen.content) || typeof frozen.isError !== "boolean") return notJsonResult
   for (const c of frozen.additionalContexts ?? []) {

@@ -59,7 +59,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class ToolRuntime extends Context.Tag("effect-harness/Loop/ToolRuntime")<ToolRuntime, Service>() {}
+export class ToolRuntime extends Context.Service<ToolRuntime, Service>()("effect-harness/Loop/ToolRuntime") {}
 
 /**
  * Options of {@link make} / {@link layer}.

@@ -109,7 +109,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class McpServers extends Context.Tag("effect-harness/Mcp/McpServers")<McpServers, Service>() {}
+export class McpServers extends Context.Service<McpServers, Service>()("effect-harness/Mcp/McpServers") {}
 
 interface Registered {
   readonly scope: Scope.CloseableScope
@@ -145,7 +145,7 @@ export const make = (
     /** (re)lists one server and swaps its registrations */
     const load = (connection: McpConnection.Connection, reason: "initial" | "changed") =>
       Effect.gen(function*() {
-        const listing = yield* Effect.either(connection.listTools)
+        const listing = yield* Effect.result(connection.listTools)
         if (listing._tag === "Left") {
           yield* notice(
             reason === "initial"
@@ -162,7 +162,7 @@ export const make = (
         const offered: Array<McpTools.Offered> = []
         const skipped: Array<McpTools.Skipped> = [...built.skipped]
         for (const o of built.offered) {
-          const r = yield* Effect.either(Scope.extend(ToolRegistry.register(runtime.globals, o.loopTool), scope))
+          const r = yield* Effect.result(Scope.provide(ToolRegistry.register(runtime.globals, o.loopTool), scope))
           if (r._tag === "Left") skipped.push({ tool: o.tool, reason: `its name ${o.name} is already taken` })
           else offered.push(o)
         }
@@ -212,7 +212,7 @@ export const make = (
     // 3. approval
     yield* McpApproval.register(options.approval ?? "ask")
     // 4. step boundaries and logging
-    yield* hooks.promptSubmit.register((input, next) => Effect.zipRight(refresh, next(input)))
+    yield* hooks.promptSubmit.register((input, next) => Effect.andThen(refresh, next(input)))
     yield* hooks.postStep.register(() => Effect.asVoid(refresh))
     const logged = yield* Ref.make(new Map<string, string>())
     yield* hooks.preStep.register((input) =>
@@ -237,4 +237,4 @@ export const make = (
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<McpServers, never, ToolRuntime.ToolRuntime | Hooks.LoopHooks> =>
-  Layer.scoped(McpServers, make(options))
+  Layer.effect(McpServers, make(options))

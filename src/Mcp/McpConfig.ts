@@ -24,9 +24,9 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -70,7 +70,7 @@ export const StdioServer = Schema.Struct({
  * @category schemas
  */
 export const RemoteServer = Schema.Struct({
-  type: Schema.Literal("http", "sse"),
+  type: Schema.Literals(["http", "sse"]),
   url: Schema.String.pipe(Schema.minLength(1)),
   headers: Schema.optionalWith(StringMap, { exact: true })
 })
@@ -81,7 +81,7 @@ export const RemoteServer = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const ServerConfig = Schema.Union(StdioServer, RemoteServer)
+export const ServerConfig = Schema.Union([StdioServer, RemoteServer])
 
 /**
  * @since 0.1.0
@@ -160,8 +160,8 @@ const firstLine = (s: string): string => s.split("\n").map((l) => l.trim()).filt
  * @since 0.1.0
  * @category parsing
  */
-export const parse = (text: string, file: string, origin: Origin): Either.Either<ReadonlyArray<Entry>, McpConfigError> => {
-  const fail = (message: string) => Either.left(new McpConfigError({ file, message: `${file}: ${message}` }))
+export const parse = (text: string, file: string, origin: Origin): Result.Result<ReadonlyArray<Entry>, McpConfigError> => {
+  const fail = (message: string) => Result.fail(new McpConfigError({ file, message: `${file}: ${message}` }))
   let raw: unknown
   try {
     raw = JSON.parse(text)
@@ -170,19 +170,19 @@ export const parse = (text: string, file: string, origin: Origin): Either.Either
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return fail("expected a JSON object")
   const top = Schema.decodeUnknownEither(ConfigFile)(raw)
-  if (Either.isLeft(top)) return fail(`"mcpServers" must be an object`)
+  if (Result.isFailure(top)) return fail(`"mcpServers" must be an object`)
   const servers = top.right.mcpServers ?? {}
   const out: Array<Entry> = []
   for (const name of Object.keys(servers)) {
     if (name.trim() === "") return fail("a server has an empty name")
     const decoded = Schema.decodeUnknownEither(ServerConfig)(servers[name], { onExcessProperty: "ignore" })
-    if (Either.isLeft(decoded)) {
+    if (Result.isFailure(decoded)) {
       const detail = firstLine(ParseResult.TreeFormatter.formatErrorSync(decoded.left))
       return fail(`server "${name}" is invalid: ${detail.length > 300 ? `${detail.slice(0, 300)}…` : detail}`)
     }
     out.push({ name, origin, file, config: decoded.right })
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /**
@@ -200,7 +200,7 @@ export const load = (
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(file).pipe(
       Effect.map((t): string | undefined => t),
-      Effect.catchAll((e) =>
+      Effect.catch((e) =>
         e._tag === "SystemError" && e.reason === "NotFound" && options.missingOk
           ? Effect.succeed(undefined)
           : Effect.fail(new McpConfigError({ file, message: `cannot read ${file}: ${e.message}` }))
@@ -241,7 +241,7 @@ export const expand = (
 export const resolve = (
   entry: Entry,
   env: Readonly<Record<string, string | undefined>>
-): Either.Either<Resolved, string> => {
+): Result.Result<Resolved, string> => {
   const missing = new Set<string>()
   const x = (s: string) => expand(s, env, missing)
   const secrets = (m: Readonly<Record<string, string>> | undefined) => {
@@ -262,17 +262,17 @@ export const resolve = (
     }
   if (missing.size > 0) {
     const names = [...missing].sort().join(", ")
-    return Either.left(`MCP server "${entry.name}" needs the environment variable${missing.size > 1 ? "s" : ""} ${names}`)
+    return Result.fail(`MCP server "${entry.name}" needs the environment variable${missing.size > 1 ? "s" : ""} ${names}`)
   }
   if (resolved._tag !== "Stdio") {
     try {
       const url = new URL(resolved.url)
       if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http(s)")
     } catch {
-      return Either.left(`MCP server "${entry.name}" has an invalid url`)
+      return Result.fail(`MCP server "${entry.name}" has an invalid url`)
     }
   }
-  return Either.right(resolved)
+  return Result.succeed(resolved)
 }
 
 /**

@@ -20,7 +20,7 @@
  * - `notifications/tools/list_changed` sets a flag the tool layer takes at a step boundary
  *   ({@link Connection.takeToolsChanged}).
  *
- * SDK callbacks (close, notifications) are queued with `Queue.unsafeOffer` and folded into the
+ * SDK callbacks (close, notifications) are queued with `Queue.offerUnsafe` and folded into the
  * state the next time it is consulted, so all state lives in one `SynchronizedRef`.
  *
  * @since 0.1.0
@@ -286,10 +286,10 @@ export const make = (
         const transport = transportFor(sse)
         const client = new Client({ name: options.clientInfo.name, version: options.clientInfo.version }, { capabilities: {} })
         client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-          Queue.unsafeOffer(events, { _tag: "ToolsChanged" })
+          Queue.offerUnsafe(events, { _tag: "ToolsChanged" })
         })
         client.onclose = () => {
-          Queue.unsafeOffer(events, { _tag: "Closed", generation })
+          Queue.offerUnsafe(events, { _tag: "Closed", generation })
         }
         // an error on the transport (a bad line, a dropped SSE stream) is not fatal by itself;
         // a fatal one also closes the transport, which `onclose` reports
@@ -297,7 +297,7 @@ export const make = (
         yield* Scope.addFinalizer(
           scope,
           Effect.tryPromise(() => client.close()).pipe(
-            Effect.catchAll((e) => Effect.logDebug(`closing MCP server "${name}": ${messageOf(e)}`))
+            Effect.catch((e) => Effect.logDebug(`closing MCP server "${name}": ${messageOf(e)}`))
           )
         )
         const connected = yield* Effect.tryPromise({
@@ -314,7 +314,7 @@ export const make = (
           }),
           // interrupted while connecting (Ctrl-C at startup): the child must not outlive us
           Effect.onInterrupt(() => closeScope(scope)),
-          Effect.either
+          Effect.result
         )
         if (connected._tag === "Left") {
           yield* closeScope(scope)
@@ -461,12 +461,12 @@ export const make = (
           catch: (e) => fromSdkError(name, e, `the call of "${tool}"`)
         }).pipe(Effect.map((result) => result as ServerResult)))
 
-    const takeToolsChanged: Effect.Effect<boolean> = Effect.zipRight(
+    const takeToolsChanged: Effect.Effect<boolean> = Effect.andThen(
       SynchronizedRef.updateEffect(state, fold),
       SynchronizedRef.getAndSet(changed, false)
     )
 
-    const listChangedCount: Effect.Effect<number> = Effect.zipRight(
+    const listChangedCount: Effect.Effect<number> = Effect.andThen(
       SynchronizedRef.updateEffect(state, fold),
       SynchronizedRef.get(notifications)
     )

@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Json from "../Llm/Json.js"
 import * as Tool from "../Loop/Tool.js"
 import type * as McpConnection from "./McpConnection.js"
@@ -82,12 +82,12 @@ export const fromListing = (
       continue
     }
     const schema = ToolSchema.normalize(t.inputSchema)
-    if (Either.isLeft(schema)) {
+    if (Result.isFailure(schema)) {
       skipped.push({ tool: t.name, reason: schema.left })
       continue
     }
     const validate = ToolSchema.validator(schema.right)
-    if (Either.isLeft(validate)) {
+    if (Result.isFailure(validate)) {
       skipped.push({ tool: t.name, reason: validate.left })
       continue
     }

@@ -115,7 +115,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class SessionStore extends Context.Tag("effect-harness/Session/SessionStore")<SessionStore, Service>() {}
+export class SessionStore extends Context.Service<SessionStore, Service>()("effect-harness/Session/SessionStore") {}
 
 interface Entry {
   readonly session: Session.Session
@@ -241,7 +241,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       }),
       (entry) =>
         traceFlush(GenAi.SpanName.release, header.id, entry, drain(header.id, entry, true)).pipe(
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.logError(
               `session ${header.id}: ${entry.buffer.length} event(s) could not be persisted at release`,
               error
@@ -260,7 +260,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
   const guarded = <A>(body: Effect.Effect<A, SessionError, Scope.Scope>): Effect.Effect<A, SessionError, Scope.Scope> =>
     Effect.flatMap(Effect.scope, (parent) =>
       Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
-        Effect.onError(Scope.extend(body, child), (cause) => Scope.close(child, Exit.failCause(cause)))))
+        Effect.onError(Scope.provide(body, child), (cause) => Scope.close(child, Exit.failCause(cause)))))
 
   const create = Effect.fn("SessionStore.create")((options: CreateOptions = {}) =>
     Effect.gen(function*() {
@@ -342,7 +342,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
     flush: (id: string) =>
       Effect.flatMap(entryOf(id), (entry) =>
         // through the session: a backlog left by a failed write is retried and then published
-        traceFlush(GenAi.SpanName.flush, id, entry, Effect.zipRight(entry.session.appendAll([]), drain(id, entry, true)))),
+        traceFlush(GenAi.SpanName.flush, id, entry, Effect.andThen(entry.session.appendAll([]), drain(id, entry, true)))),
     pending: (id) => Effect.map(entryOf(id), (e) => e.buffer.length)
   })
 })

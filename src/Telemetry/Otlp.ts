@@ -5,8 +5,8 @@
  *
  * @since 0.2.0
  */
-import * as Otlp from "@effect/opentelemetry/Otlp"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Otlp from "effect/observability/Otlp"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import packageJson from "../../package.json" with { type: "json" }

@@ -1,5 +1,5 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -49,7 +49,7 @@ describe("HttpEdge", () => {
   })
 
   for (const [name, layer] of [["undici", NodeHttpClient.layerUndici], ["fetch", FetchHttpClient.layer]] as const) {
-    it.scopedLive(`AC-5 [C-6] the attribution header and JSON body reach the wire over ${name}`, () =>
+    it.live(`AC-5 [C-6] the attribution header and JSON body reach the wire over ${name}`, () =>
       Effect.gen(function*() {
         const fake = yield* FakeProvider.make({ replies: [FakeProvider.sse("data: x\n\n")] })
         const client = yield* HttpClient.HttpClient
@@ -65,7 +65,7 @@ describe("HttpEdge", () => {
       }).pipe(Effect.provide(layer)))
   }
 
-  it.scopedLive("a body that is not JSON-serializable is a typed INVALID_REQUEST, nothing is sent", () =>
+  it.live("a body that is not JSON-serializable is a typed INVALID_REQUEST, nothing is sent", () =>
     Effect.gen(function*() {
       const fake = yield* FakeProvider.make()
       const client = yield* HttpClient.HttpClient

@@ -160,7 +160,7 @@ describe("Scripted adapter (DEC-5)", () => {
     Effect.gen(function*() {
       const handle = yield* Scripted.make([[Scripted.chunk(S.textDelta(0, "a")), Scripted.delay("5 seconds"), Scripted.chunk(S.textDelta(0, "b"))]])
       const seen: Array<string> = []
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Stream.runForEach(handle.adapter.stream(request()), (c) => Effect.sync(() => c.type === "text-delta" && seen.push(c.text)))
       )
       yield* settle
@@ -174,7 +174,7 @@ describe("Scripted adapter (DEC-5)", () => {
 
       const spaced = yield* Scripted.make([Scripted.text("xy")], { chunkDelay: "100 millis" })
       const count: Array<StreamChunk.StreamChunk> = []
-      const fiber2 = yield* Effect.fork(Stream.runForEach(spaced.adapter.stream(request()), (c) => Effect.sync(() => count.push(c))))
+      const fiber2 = yield* Effect.forkChild(Stream.runForEach(spaced.adapter.stream(request()), (c) => Effect.sync(() => count.push(c))))
       yield* settle
       expect(count).toHaveLength(1)
       yield* TestClock.adjust("100 millis")
@@ -190,7 +190,7 @@ describe("Scripted adapter (DEC-5)", () => {
       const handle = yield* Scripted.make([Scripted.hang()])
       const seen: Array<StreamChunk.StreamChunk> = []
       let finalized = false
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Stream.runForEach(
           handle.adapter.stream(request()).pipe(Stream.ensuring(Effect.sync(() => {
             finalized = true
@@ -294,7 +294,7 @@ describe("Scripted script files", () => {
       }
     }))
 
-  it.scoped("load reads a real file and plays it", () =>
+  it.effect("load reads a real file and plays it", () =>
     Effect.gen(function*() {
       const dir = yield* Effect.acquireRelease(
         Effect.sync(() => mkdtempSync(join(tmpdir(), "scripted-"))),

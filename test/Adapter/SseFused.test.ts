@@ -52,7 +52,7 @@ const cut = (bytes: Uint8Array, seed: number): Array<Chunk.Chunk<Uint8Array>> =>
 const outcome = (stream: Stream.Stream<unknown, unknown>) =>
   Effect.gen(function*() {
     const batches: Array<ReadonlyArray<unknown>> = []
-    const exit = yield* Effect.exit(Stream.runForEachChunk(stream, (c) => Effect.sync(() => void batches.push(Chunk.toReadonlyArray(c)))))
+    const exit = yield* Effect.exit(Stream.runForEachArray(stream, (c) => Effect.sync(() => void batches.push(Chunk.toReadonlyArray(c)))))
     if (Exit.isSuccess(exit)) return { batches, exit: "ok" }
     const e = Cause.squash(exit.cause) as { _tag?: string; code?: string; message?: string; provider?: string }
     return { batches, exit: `${e._tag}/${e.code}/${e.provider}: ${e.message}` }

@@ -16,7 +16,7 @@ describe("Defaults (issue 15: settings defaults, flags win)", () => {
         Effect.withConfigProvider(Defaults.provider({ model: "m1", store: "sqlite" }))
       )
       expect(model).toBe("m1")
-      const missing = yield* Effect.either(Defaults.config(Config.string("provider")).pipe(
+      const missing = yield* Effect.result(Defaults.config(Config.string("provider")).pipe(
         Effect.withConfigProvider(Defaults.provider({}))
       ))
       expect(missing._tag).toBe("Left")

@@ -5,7 +5,7 @@
  * pick a provider by themselves (the offline default is unchanged); every key variable is captured
  * by `SecretEnv`. The environment is a `ConfigProvider` map (no process environment involved).
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"

@@ -1,4 +1,4 @@
-import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as HelpDoc from "effect/cli/HelpDoc"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as fc from "effect/FastCheck"
 import * as Stream from "effect/Stream"
@@ -17,7 +17,7 @@ const assemble = (chunks: ReadonlyArray<StreamChunk.StreamChunk>, batch = 3) =>
   Stream.run(Stream.fromIterable(chunks).pipe(Stream.rechunk(batch)), BlockAssembler.sink)
 
 const blocksOf = (chunks: ReadonlyArray<StreamChunk.StreamChunk>) =>
-  Either.getOrThrow(BlockAssembler.blocks(BlockAssembler.foldAll(chunks)))
+  Result.getOrThrow(BlockAssembler.blocks(BlockAssembler.foldAll(chunks)))
 
 describe("BlockAssembler", () => {
   it.effect("AC-8 [A-1,A-4] closed reasoning, open text, open tool call (name only on the first delta) → three blocks; usage/finish as sent", () =>
@@ -328,13 +328,13 @@ describe("BlockAssembler properties", () => {
         const once = BlockAssembler.assemble(state)
         expect(BlockAssembler.assemble(state)).toEqual(once)
         const distinct = new Set(chunks.flatMap((c) => (c.type === "usage" || c.type === "finish" ? [] : [c.index])))
-        const read = Either.getOrThrow(once)
+        const read = Result.getOrThrow(once)
         expect(read.blocks.length).toBeLessThanOrEqual(distinct.size)
         const last = [...chunks].reverse().find((c) => c.type === "finish")
         expect(read.finish).toEqual(last?.type === "finish" ? last.reason : { kind: "stop" })
         const scanned = yield* Stream.runLast(BlockAssembler.scan(Stream.fromIterable(chunks)))
         expect(scanned._tag === "Some" ? BlockAssembler.assemble(scanned.value) : undefined).toEqual(once)
-        expect(yield* Effect.either(assemble(chunks, 7))).toEqual(once)
+        expect(yield* Effect.result(assemble(chunks, 7))).toEqual(once)
       }),
     { fastCheck: { numRuns: 100 } }
   )

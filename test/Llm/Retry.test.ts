@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -35,7 +35,7 @@ const collect = Stream.runCollect(Llm.stream(request)).pipe(Effect.map(Chunk.toR
 describe("Retry policy (DEC-3, E-6)", () => {
   it.effect("[E-6] RATE_LIMIT before the first chunk is retried after Retry-After (TestClock), then succeeds", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect)
+      const fiber = yield* Effect.forkChild(collect)
       yield* settle
       expect(yield* calls).toBe(1)
       yield* TestClock.adjust("2999 millis")
@@ -53,7 +53,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
 
   it.effect("[E-6] a Retry-After beyond the cap waits only the cap", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect)
+      const fiber = yield* Effect.forkChild(collect)
       yield* settle
       yield* TestClock.adjust("9999 millis")
       yield* settle
@@ -69,7 +69,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
 
   it.effect("[E-6] without Retry-After: exponential backoff (500, 1000, 2000 ms) and attempts bounded by maxAttempts", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.either(collect))
+      const fiber = yield* Effect.forkChild(Effect.result(collect))
       const at: Array<number> = []
       // walk the clock in 100 ms steps and note when each call happens
       for (let t = 0; t <= 5_000; t += 100) {
@@ -135,7 +135,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
 
   it.effect("[DEC-3] chunks are not timed here: a scripted adapter that stalls before its first chunk is not cut", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect)
+      const fiber = yield* Effect.forkChild(collect)
       yield* settle
       yield* TestClock.adjust("2 hours")
       yield* settle
@@ -150,7 +150,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
       const logger = Logger.make(({ annotations, logLevel }) => {
         logs.push({ level: logLevel.label, annotations: Object.fromEntries(annotations) })
       })
-      const fiber = yield* Effect.fork(collect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger))))
+      const fiber = yield* Effect.forkChild(collect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger))))
       yield* settle
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(fiber)
@@ -162,7 +162,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
 
   it.effect("[E-6] interrupting the consumer during a backoff stops retrying", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect)
+      const fiber = yield* Effect.forkChild(collect)
       yield* settle
       const exit = yield* Fiber.interrupt(fiber)
       expect(Exit.isInterrupted(exit)).toBe(true)
@@ -182,7 +182,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
 })
 
 describe("Retry.decide and Retry.delayFor (pure)", () => {
-  const policy = Either.getOrThrow(Retry.policy({ jitter: 0.25 }))
+  const policy = Result.getOrThrow(Retry.policy({ jitter: 0.25 }))
   const server = new ProviderError({ code: "SERVER", message: "x" })
   const base = { policy, error: server, attempt: 1, emitted: false, elapsedMillis: 0, random: 0 }
 
@@ -215,9 +215,9 @@ describe("Retry.decide and Retry.delayFor (pure)", () => {
   it("[E-6] invalid knobs are a typed RetryPolicyError (never a throw)", () => {
     for (const bad of [{ maxAttempts: 0 }, { maxAttempts: 1.5 }, { jitter: 2 }, { baseDelay: "soon" as Duration.DurationInput }] as ReadonlyArray<Retry.RetryPolicyInput>) {
       const result = Retry.policy(bad)
-      expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "RetryPolicyError", code: "INVALID_RETRY_POLICY" })
+      expect(Result.isFailure(result) && result.left).toMatchObject({ _tag: "RetryPolicyError", code: "INVALID_RETRY_POLICY" })
     }
-    expect(Either.getOrThrow(Retry.policy({ baseDelay: "1 second" })).baseDelay).toEqual(Duration.seconds(1))
+    expect(Result.getOrThrow(Retry.policy({ baseDelay: "1 second" })).baseDelay).toEqual(Duration.seconds(1))
   })
 
   it.effect("[E-6] an invalid policy fails the layer with the typed error, not a defect", () =>

@@ -97,7 +97,7 @@ describe("Tool (Schema parameters)", () => {
   const params = Schema.Struct({
     path: Schema.String.annotations({ description: "file path" }),
     count: Schema.optionalWith(Schema.Int, { exact: true }),
-    mode: Schema.optionalWith(Schema.Literal("r", "w"), { exact: true }),
+    mode: Schema.optionalWith(Schema.Literals(["r", "w"]), { exact: true }),
     nested: Schema.optionalWith(Schema.Struct({ flag: Schema.Boolean }), { exact: true }),
     list: Schema.optionalWith(Schema.Array(Schema.Number), { exact: true })
   })

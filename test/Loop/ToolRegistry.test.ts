@@ -41,7 +41,7 @@ describe("ToolRegistry (T-1)", () => {
     Effect.gen(function*() {
       const registry = yield* ToolRegistry.empty
       const scope = yield* Scope.make()
-      yield* ToolRegistry.register(registry, simple("a", "first")).pipe(Scope.extend(scope))
+      yield* ToolRegistry.register(registry, simple("a", "first")).pipe(Scope.provide(scope))
       const dup = yield* Effect.flip(ToolRegistry.register(registry, simple("a", "second")).pipe(Effect.scoped))
       expect(dup.name).toBe("a")
       const view = ToolRegistry.view({ global: registry })

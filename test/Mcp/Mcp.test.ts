@@ -128,7 +128,7 @@ describe("Mcp tools in the loop (server-everything, server-filesystem over stdio
       const status = yield* connection.status
       const pid = status._tag === "Connected" ? status.pid ?? 0 : 0
       const t = yield* TestKit.agent()
-      const run = yield* Effect.fork(t.prompt("go"))
+      const run = yield* Effect.forkChild(t.prompt("go"))
       while (!(yield* t.events).some((e) => e.type === "tool/call")) yield* Effect.sleep("20 millis")
       yield* Effect.sleep("300 millis")
       process.kill(pid, "SIGKILL")

@@ -6,7 +6,7 @@
  * stored-event check (`checkPayload`, used at seed and load) agrees with the schema guard too.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as fc from "effect/FastCheck"
 import * as Schema from "effect/Schema"
 import * as StreamChunk from "../../src/Llm/StreamChunk.js"
@@ -188,12 +188,12 @@ const sameTree = (a: unknown, b: unknown): void => {
 const compare = (raw: unknown) => {
   const fast = Validate.appendInput(Surface.makeState(), raw, 5, 1234)
   const full = Validate.appendInputGeneric(Surface.makeState(), raw, 5, 1234)
-  expect(Either.isRight(fast)).toBe(Either.isRight(full))
-  if (Either.isLeft(fast) && Either.isLeft(full)) {
+  expect(Result.isSuccess(fast)).toBe(Result.isSuccess(full))
+  if (Result.isFailure(fast) && Result.isFailure(full)) {
     expect(fast.left.code).toBe(full.left.code)
     expect(fast.left.message).toBe(full.left.message)
   }
-  if (Either.isRight(fast) && Either.isRight(full)) {
+  if (Result.isSuccess(fast) && Result.isSuccess(full)) {
     sameTree(fast.right, full.right)
     expect(deepFrozen(fast.right)).toBe(true)
     expect(fast.right.data).not.toBe((raw as { data: unknown }).data) // detached (S-4)
@@ -201,7 +201,7 @@ const compare = (raw: unknown) => {
     const guard = Schema.is(payloadSchemas["assistant/chunk"])
     expect(Validate.checkPayload("load", "assistant/chunk", fast.right.data as never) === undefined).toBe(guard(fast.right.data))
   }
-  return Either.isRight(fast)
+  return Result.isSuccess(fast)
 }
 
 /** the stored form of an append input: the envelope with `seq` and `time` (in some key order) */
@@ -221,13 +221,13 @@ const stored = (raw: unknown, seq: unknown, time: unknown, flip: boolean): unkno
 const compareStored = (raw: unknown) => {
   const fast = Validate.storedEvent(raw, 5)
   const full = Validate.storedEventGeneric(raw, 5)
-  expect(Either.isRight(fast)).toBe(Either.isRight(full))
-  if (Either.isLeft(fast) && Either.isLeft(full)) expect(fast.left.message).toBe(full.left.message)
-  if (Either.isRight(fast) && Either.isRight(full)) {
+  expect(Result.isSuccess(fast)).toBe(Result.isSuccess(full))
+  if (Result.isFailure(fast) && Result.isFailure(full)) expect(fast.left.message).toBe(full.left.message)
+  if (Result.isSuccess(fast) && Result.isSuccess(full)) {
     sameTree(fast.right, full.right)
     expect(deepFrozen(fast.right)).toBe(true)
   }
-  return Either.isRight(fast)
+  return Result.isSuccess(fast)
 }
 
 describe("assistant/chunk append fast path (issue 17)", () => {

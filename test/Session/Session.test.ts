@@ -348,7 +348,7 @@ describe("Session", () => {
     }))
 
   describe("observers and changes [S-10]", () => {
-    it.scoped("observers run after commit in seq order; a failing observer is contained", () =>
+    it.effect("observers run after commit in seq order; a failing observer is contained", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s" })
         const seen = yield* Ref.make<Array<string>>([])
@@ -363,25 +363,25 @@ describe("Session", () => {
         expect(yield* s.nextSeq).toBe(2)
       }))
 
-    it.scoped("concurrent appends are serialized; every observer sees every event in seq order", () =>
+    it.effect("concurrent appends are serialized; every observer sees every event in seq order", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s" })
         const seen = yield* Ref.make<Array<number>>([])
-        yield* s.observe((e) => Effect.zipRight(Effect.yieldNow(), Ref.update(seen, (xs) => [...xs, e.seq])))
+        yield* s.observe((e) => Effect.andThen(Effect.yieldNow(), Ref.update(seen, (xs) => [...xs, e.seq])))
         yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) => s.append({ type: "x/n", data: i } as never), {
           concurrency: "unbounded"
         })
         expect(yield* Ref.get(seen)).toEqual(Array.from({ length: 20 }, (_, i) => i))
       }))
 
-    it.scoped("an append from inside an observer is rejected with REENTRANT_APPEND; later appends work", () =>
+    it.effect("an append from inside an observer is rejected with REENTRANT_APPEND; later appends work", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s" })
         const codes = yield* Ref.make<Array<string>>([])
         yield* s.observe((e) =>
           e.type === "turn/start"
             ? s.append(userMessage("from observer")).pipe(
-              Effect.catchAll((err) => Ref.update(codes, (xs) => [...xs, err.code]))
+              Effect.catch((err) => Ref.update(codes, (xs) => [...xs, err.code]))
             )
             : Effect.void
         )
@@ -399,7 +399,7 @@ describe("Session", () => {
         expect(yield* other.nextSeq).toBe(1)
       }))
 
-    it.scoped("observers are unregistered when their scope closes", () =>
+    it.effect("observers are unregistered when their scope closes", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s" })
         const count = yield* Ref.make(0)
@@ -408,13 +408,13 @@ describe("Session", () => {
         expect(yield* Ref.get(count)).toBe(0)
       }))
 
-    it.scoped("changes and subscribe deliver committed events in seq order; seeding publishes nothing", () =>
+    it.effect("changes and subscribe deliver committed events in seq order; seeding publishes nothing", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s", seed: [{ type: "x/seed", seq: 0, time: 0, data: null }] })
         const queue = yield* s.subscribe
-        const fiber = yield* Effect.fork(Stream.runCollect(Stream.take(s.changes, 3)))
+        const fiber = yield* Effect.forkChild(Stream.runCollect(Stream.take(s.changes, 3)))
         yield* Effect.yieldNow()
-        yield* Effect.sleep("10 millis").pipe(Effect.fork, Effect.zipRight(TestClock.adjust("10 millis")))
+        yield* Effect.sleep("10 millis").pipe(Effect.forkChild, Effect.andThen(TestClock.adjust("10 millis")))
         yield* failsWith(appendRaw(s, { type: "user/message", data: null }), "INVALID_EVENT")
         yield* appendAll(s, [turnStart(1), userMessage("u"), turnEnd(1)])
         const fromQueue = yield* Queue.takeAll(queue)

@@ -37,7 +37,7 @@ const full = SessionError.make("PERSISTENCE_FAILED", "could not save the session
 })
 
 describe("synchronous write-through (issue 20)", () => {
-  it.scoped("[DEC-11] \"written\": persisted now, published in the same step, the effectful persist never runs", () =>
+  it.effect("[DEC-11] \"written\": persisted now, published in the same step, the effectful persist never runs", () =>
     Effect.gen(function*() {
       const { counts, published, session } = yield* harness(() => "written")
       yield* session.appendAll([turnStart(1), userMessage("hi"), stepStart(1, 1)])
@@ -46,7 +46,7 @@ describe("synchronous write-through (issue 20)", () => {
       expect(yield* published).toEqual([0, 1, 2, 3])
     }))
 
-  it.scoped("[DEC-11] \"later\": the effectful persist writes the batch, then it is published", () =>
+  it.effect("[DEC-11] \"later\": the effectful persist writes the batch, then it is published", () =>
     Effect.gen(function*() {
       const { counts, published, session } = yield* harness(() => "later")
       yield* session.appendAll([turnStart(1), userMessage("hi")])
@@ -54,7 +54,7 @@ describe("synchronous write-through (issue 20)", () => {
       expect(yield* published).toEqual([0, 1])
     }))
 
-  it.scoped("[DEC-11] a failure fails the append; the events stay committed, unpublished, and go out after the next write", () =>
+  it.effect("[DEC-11] a failure fails the append; the events stay committed, unpublished, and go out after the next write", () =>
     Effect.gen(function*() {
       let answer: AppendNow = full
       const { published, session } = yield* harness(() => answer)
@@ -66,7 +66,7 @@ describe("synchronous write-through (issue 20)", () => {
       expect(yield* published).toEqual([0, 1, 2])
     }))
 
-  it.scoped("[S-10] with an observer the effectful path publishes (observers run as effects)", () =>
+  it.effect("[S-10] with an observer the effectful path publishes (observers run as effects)", () =>
     Effect.gen(function*() {
       const { counts, session } = yield* harness(() => "written")
       const observed: Array<number> = []

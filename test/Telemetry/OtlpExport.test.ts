@@ -20,7 +20,7 @@ interface Received {
 
 /** A local OTLP receiver recording every request; closed with the scope. */
 const receiver = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly received: Array<Received>; readonly connections: { readonly count: number } }>((resume) => {
+  Effect.callback<{ readonly url: string; readonly received: Array<Received>; readonly connections: { readonly count: number } }>((resume) => {
     const received: Array<Received> = []
     const connections = { count: 0 }
     const server = createServer((req, res) => {
@@ -63,7 +63,7 @@ const expectTree = (spans: ReadonlyArray<OtlpDecode.DecodedSpan>) => {
 const TIMEOUT = 90_000
 
 describe("OTLP export from the CLI (issue 19)", () => {
-  it.scopedLive("OTEL_EXPORTER_OTLP_ENDPOINT set: a DeepSeek run's span tree reaches the receiver (JSON) with a retry; no key in any payload", () =>
+  it.live("OTEL_EXPORTER_OTLP_ENDPOINT set: a DeepSeek run's span tree reaches the receiver (JSON) with a retry; no key in any payload", () =>
     Effect.gen(function*() {
       const otlp = yield* receiver
       const home = yield* Cli.tempDir("harness-otel-home-")
@@ -112,7 +112,7 @@ describe("OTLP export from the CLI (issue 19)", () => {
       expect(everything).not.toContain("\"hello\"")
     }), TIMEOUT)
 
-  it.scopedLive("protobuf (the default protocol): the receiver decodes the same span tree", () =>
+  it.live("protobuf (the default protocol): the receiver decodes the same span tree", () =>
     Effect.gen(function*() {
       const otlp = yield* receiver
       const home = yield* Cli.tempDir("harness-otel-home-")
@@ -126,7 +126,7 @@ describe("OTLP export from the CLI (issue 19)", () => {
       expectTree(traces.flatMap((t) => OtlpDecode.protobufSpans(t.body)))
     }), TIMEOUT)
 
-  it.scopedLive("not set (other OTEL_* variables naming the receiver): no connection is opened, nothing is sent", () =>
+  it.live("not set (other OTEL_* variables naming the receiver): no connection is opened, nothing is sent", () =>
     Effect.gen(function*() {
       const otlp = yield* receiver
       const home = yield* Cli.tempDir("harness-otel-home-")

@@ -55,14 +55,14 @@
  *
  * @since 0.1.0
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -540,11 +540,11 @@ export const interruptAfterFirstDelta = (
     const fiber = yield* stream.pipe(
       Stream.runForEach((c) =>
         Effect.sync(() => void chunks.push(c)).pipe(
-          Effect.zipRight(c.type === "text-delta" ? Deferred.succeed(started, undefined) : Effect.void)
+          Effect.andThen(c.type === "text-delta" ? Deferred.succeed(started, undefined) : Effect.void)
         )
       ),
       Effect.ensuring(Deferred.succeed(started, undefined)),
-      Effect.fork
+      Effect.forkChild
     )
     yield* Deferred.await(started)
     const exit = yield* Fiber.interrupt(fiber)
@@ -616,7 +616,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
       ...(runs("unknown-events") ? [["unknown events", scenarios.unknownEvents] as [string, Scenario]] : [])
     ]
 
-    it.scopedLive(
+    it.live(
       `[C-2] usage (when present) follows the blocks and precedes finish; one finish, last; nothing after it (${
         successful.map(([n]) => n).join(", ")
       })`,
@@ -632,7 +632,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[C-1] indexes in first-seen order, one authoritative block-end per block, deltas agree with it (every successful scenario)",
       () =>
         live(Effect.gen(function*() {
@@ -640,7 +640,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[C-3] tool-call arguments are the raw JSON text byte-for-byte (escaped quotes, \\u escapes, unicode, number spelling)",
       () =>
         live(Effect.gen(function*() {
@@ -650,7 +650,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[A-1..A-9] every scenario assembled through BlockAssembler.sink matches its expectation",
       () =>
         live(Effect.gen(function*() {
@@ -668,7 +668,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       `[C-4] in-band failure: the stream completes with finish {kind: "error", code: ${harness.inBandError.code}}, partial content kept`,
       () =>
         live(Effect.gen(function*() {
@@ -680,7 +680,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[C-4, E-2, E-3] stream failure: 401 → typed ProviderError AUTH, generic 400 → INVALID_REQUEST, message from the body, no chunk",
       () =>
         live(Effect.gen(function*() {
@@ -689,7 +689,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[C-5, E-4] context overflow is CONTEXT_WINDOW_EXCEEDED on both paths (HTTP 400 and in-band), read by one consumer",
       () =>
         live(Effect.gen(function*() {
@@ -701,7 +701,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[E-2, C-4, E-6] in-band provider error matrix (rate limit, server, overloaded, invalid request, unknown code) x (first event, mid-stream): one canonical vocabulary, the same retry decision",
       () =>
         live(Effect.gen(function*() {
@@ -722,8 +722,8 @@ export const adapterContract = (name: string, harness: Harness): void => {
             yield* llm.register([harness.provider], adapter)
             const viaLlm = yield* collect(
               llm.stream(req).pipe(
-                Stream.provideService(Retry.Policy, Either.getOrThrow(Retry.policy({ maxAttempts: 2, baseDelay: "1 millis", jitter: 0 }))),
-                Stream.catchAll((e) => e._tag === "MiddlewareError" ? Stream.die(e) : Stream.fail(e))
+                Stream.provideService(Retry.Policy, Result.getOrThrow(Retry.policy({ maxAttempts: 2, baseDelay: "1 millis", jitter: 0 }))),
+                Stream.catch((e) => e._tag === "MiddlewareError" ? Stream.die(e) : Stream.fail(e))
               )
             )
             expect(Exit.isSuccess(viaLlm.exit), `${kind}: the Llm retried it`).toBe(inBandRetryable[kind])
@@ -741,7 +741,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
     )
 
     if (isWire && runs("attribution")) {
-      it.scopedLive(
+      it.live(
         "AC-5 [C-6] the attribution user-agent is on the wire of every request, wins over a deployment header; no provider attribution headers",
         () =>
           live(Effect.gen(function*() {
@@ -761,7 +761,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
     }
 
     if (runs("unknown-events")) {
-      it.scopedLive("[P-4, DEC-5] unknown provider events are skipped, not fatal: the result equals the plain text answer", () =>
+      it.live("[P-4, DEC-5] unknown provider events are skipped, not fatal: the result equals the plain text answer", () =>
         live(Effect.gen(function*() {
           const run = yield* play(scenarios.unknownEvents)
           checkTerminal(run)
@@ -771,7 +771,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         })))
     }
 
-    it.scopedLive("[C-8, DEC-1] interrupting the consumer mid-stream ends the stream interrupted, without a finish", () =>
+    it.live("[C-8, DEC-1] interrupting the consumer mid-stream ends the stream interrupted, without a finish", () =>
       live(Effect.gen(function*() {
         const { adapter } = yield* rig(harness, [scenarios.stallMidStream])
         const run = yield* interruptAfterFirstDelta(adapter.stream(req))
@@ -780,7 +780,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
       })))
 
     if (isWire && runs("connection-close")) {
-      it.scopedLive(
+      it.live(
         "[C-8, DEC-1] stopping early, interrupting mid-body and interrupting before headers close the connection (the server sees it)",
         () =>
           live(Effect.gen(function*() {
@@ -798,7 +798,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
             checkInterrupted(yield* interruptAfterFirstDelta(adapter.stream(req)))
             yield* checkClosed(server, 1)
             // interrupted while waiting for the response headers
-            const fiber = yield* Effect.fork(collect(adapter.stream(req)))
+            const fiber = yield* Effect.forkChild(collect(adapter.stream(req)))
             yield* server.awaitRequests(3)
             expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
             yield* checkClosed(server, 2)

@@ -21,7 +21,7 @@ export const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
 export const ResultLine = Schema.Struct({
   type: Schema.Literal("result"),
   session_id: Schema.String,
-  subtype: Schema.Literal("success", "error", "cancelled"),
+  subtype: Schema.Literals(["success", "error", "cancelled"]),
   result: Schema.String,
   usage: Schema.Struct({
     inputTokens: Count,

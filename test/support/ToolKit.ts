@@ -71,7 +71,7 @@ export const rig: Effect.Effect<Rig, unknown> = Effect.gen(function*() {
     steer: (content) => Effect.sync(() => void log.steered.push(ContentBlock.flattenText(content))),
     inject,
     cancel: (reason = "cancelled") =>
-      Effect.zipRight(
+      Effect.andThen(
         Effect.sync(() => void log.cancels.push(reason)),
         StepSignal.abort(signal, { _tag: "Cancelled", reason })
       )

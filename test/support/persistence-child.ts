@@ -106,12 +106,12 @@ const fds = (root: string, maxOpenFiles: number, n: number) =>
     // every session live at once (locked, nothing written yet) ...
     for (let i = 0; i < n; i++) {
       const scope = yield* Scope.make()
-      live.push({ scope, session: yield* Scope.extend(store.create({ id: `fd-${i}`, cwd: "/fds" }), scope) })
+      live.push({ scope, session: yield* Scope.provide(store.create({ id: `fd-${i}`, cwd: "/fds" }), scope) })
     }
     // ... then two turns written through in each, interleaved: every log is written while all are live
     const write = Effect.forEach([0, 1], (turn) =>
       Effect.forEach(live, ({ session }) =>
-        Effect.zipRight(
+        Effect.andThen(
           Effect.mapError(oneTurn(session, turn), (error) => ({ error, session })),
           Effect.sync(() => {
             maxOpen = Math.max(maxOpen, p.tracked().openFiles)

@@ -2,12 +2,12 @@
  * The backends under the contract suite: fresh storage per test in a real temp directory.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as FileSystem from "effect/FileSystem"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
@@ -23,7 +23,7 @@ export const tempDir = (prefix: string) =>
     Effect.provide(NodeFileSystem.layer)
   )
 
-const encoded = (id: string): string => Either.getOrThrow(IdEncoding.encode(id))
+const encoded = (id: string): string => Result.getOrThrow(IdEncoding.encode(id))
 
 /** The JSONL log of `id` under `root` (any bucket), or undefined. */
 export const jsonlFile = (root: string, id: string) =>

@@ -18,10 +18,10 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Args from "effect/cli/Args"
+import * as Command from "effect/cli/Command"
+import * as Options from "effect/cli/Options"
+import type * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -137,7 +137,7 @@ const serversLayer = (
 export const layer = (
   setup: Setup
 ): Layer.Layer<Mcp.McpServers, CliError, ToolRuntime.ToolRuntime | Hooks.LoopHooks | FileSystem.FileSystem> =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.gen(function*() {
       const p = yield* plan(setup, setup.workspaceTrusted ? "yes" : "none", setup.workspaceTrusted)
       for (const n of p.notices) yield* stderr(n)

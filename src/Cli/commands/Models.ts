@@ -6,8 +6,8 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Options from "effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import * as Output from "../Output.js"

@@ -17,9 +17,9 @@
  *
  * @since 0.2.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Args from "effect/cli/Args"
+import * as Command from "effect/cli/Command"
+import * as Options from "effect/cli/Options"
 import * as Effect from "effect/Effect"
 import type { TokenUsage } from "../../Llm/Message.js"
 import type { SessionEvent, SessionHeader } from "../../Session/SessionEvent.js"

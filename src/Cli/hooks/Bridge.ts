@@ -39,7 +39,7 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -286,7 +286,7 @@ export const install = (
         ? Effect.void
         : agent.session.appendAll(inputs).pipe(
           Effect.asVoid,
-          Effect.catchAll((e) => notice(`cannot log hook events: ${e.message}`))
+          Effect.catch((e) => notice(`cannot log hook events: ${e.message}`))
         )
 
     const matching = (fire: Fire): ReadonlyArray<Handler> => {
@@ -649,4 +649,4 @@ export const layer = (
   never,
   never,
   Hooks.LoopHooks | ToolRuntime.ToolRuntime | AgentSessions.AgentSessions | SessionStore.SessionStore | FileSystem.FileSystem
-> => Layer.scopedDiscard(install(options))
+> => Layer.effectDiscard(install(options))

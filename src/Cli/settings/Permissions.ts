@@ -28,8 +28,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -117,7 +117,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class Permissions extends Context.Tag("effect-harness/Cli/settings/Permissions")<Permissions, Service>() {}
+export class Permissions extends Context.Service<Permissions, Service>()("effect-harness/Cli/settings/Permissions") {}
 
 /**
  * Options of {@link make}.
@@ -364,7 +364,7 @@ export const make = (
           const origin = scope === "session" ? "session" : ".effect-harness/settings.local.json"
           if (scope === "project") {
             yield* writeAllowRule(`${options.cwd}/.effect-harness/settings.local.json`, text).pipe(
-              Effect.zipRight(options.onProjectWrite ?? Effect.void),
+              Effect.andThen(options.onProjectWrite ?? Effect.void),
               Effect.provideService(FileSystem.FileSystem, fs)
             )
           }

@@ -20,11 +20,11 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as NodeOs from "node:os"
 import * as SettingsFile from "./SettingsFile.js"
@@ -252,7 +252,7 @@ export const read = (
         )
       )
       const decoded = SettingsFile.decode(source.display, text, source.dialect)
-      if (Either.isLeft(decoded)) return yield* decoded.left
+      if (Result.isFailure(decoded)) return yield* decoded.left
       out.push({ source, decoded: decoded.right, text })
     }
     return out

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { providers } from "../ProviderChoice.js"
@@ -52,7 +52,7 @@ const HandlerSchema = Schema.Struct({
   type: Schema.String,
   command: Schema.optionalWith(Schema.String, { exact: true }),
   timeout: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { exact: true }),
-  onFailure: Schema.optionalWith(Schema.Literal("continue", "block"), { exact: true })
+  onFailure: Schema.optionalWith(Schema.Literals(["continue", "block"]), { exact: true })
 })
 
 const GroupSchema = Schema.Struct({
@@ -79,7 +79,7 @@ export const SettingsSchema = Schema.Struct({
   stopHookLimit: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true }),
   provider: Schema.optionalWith(Schema.Literal(...providers), { exact: true }),
   model: Schema.optionalWith(Schema.NonEmptyString, { exact: true }),
-  store: Schema.optionalWith(Schema.Literal("jsonl", "sqlite"), { exact: true }),
+  store: Schema.optionalWith(Schema.Literals(["jsonl", "sqlite"]), { exact: true }),
   colour: Schema.optionalWith(Schema.Literal(...colourChoices), { exact: true })
 })
 
@@ -275,16 +275,16 @@ export const syntaxErrorOffset = (text: string): number => {
  * @since 0.1.0
  * @category decoding
  */
-export const decode = (file: string, text: string, dialect: Dialect): Either.Either<Decoded, SettingsError> => {
+export const decode = (file: string, text: string, dialect: Dialect): Result.Result<Decoded, SettingsError> => {
   let raw: unknown
   try {
     raw = text.trim() === "" ? {} : JSON.parse(text)
   } catch {
     const line = lineAt(text, syntaxErrorOffset(text))
-    return Either.left(new SettingsError({ file, message: `${file} line ${line}: not valid JSON` }))
+    return Result.fail(new SettingsError({ file, message: `${file} line ${line}: not valid JSON` }))
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    return Either.left(new SettingsError({ file, message: `${file} line 1: settings must be a JSON object` }))
+    return Result.fail(new SettingsError({ file, message: `${file} line 1: settings must be a JSON object` }))
   }
   const record = raw as Record<string, unknown>
   const picked: Record<string, unknown> = {}
@@ -305,7 +305,7 @@ export const decode = (file: string, text: string, dialect: Dialect): Either.Eit
     )
   }
   const decoded = Schema.decodeUnknownEither(SettingsSchema, { onExcessProperty: "ignore" })(picked)
-  if (Either.isLeft(decoded)) {
+  if (Result.isFailure(decoded)) {
     const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
     const first = issues[0]
     const path = first?.path ?? []
@@ -316,7 +316,7 @@ export const decode = (file: string, text: string, dialect: Dialect): Either.Eit
       : first
     const line = lineOfPath(text, path)
     const key = renderPath(path)
-    return Either.left(
+    return Result.fail(
       new SettingsError({
         file,
         message: `${file}${line === undefined ? "" : ` line ${line}`}: ${key === "" ? "settings" : `"${key}"`} ${friendly(issue)}`
@@ -334,5 +334,5 @@ export const decode = (file: string, text: string, dialect: Dialect): Either.Eit
       })
     )
   }
-  return Either.right({ settings: decoded.right, warnings })
+  return Result.succeed({ settings: decoded.right, warnings })
 }

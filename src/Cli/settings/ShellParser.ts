@@ -48,7 +48,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class ShellParser extends Context.Tag("effect-harness/Cli/settings/ShellParser")<ShellParser, Service>() {}
+export class ShellParser extends Context.Service<ShellParser, Service>()("effect-harness/Cli/settings/ShellParser") {}
 
 const resolvePackageFile = createRequire(import.meta.url)
 
@@ -124,7 +124,7 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
   const language = yield* Effect.cached(
     load.pipe(
       Effect.tapError((e) => Effect.sync(() => void process.stderr.write(`effect-harness: ${e.message}\n`))),
-      Effect.either
+      Effect.result
     )
   )
   return ShellParser.of({

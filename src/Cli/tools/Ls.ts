@@ -11,8 +11,8 @@
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"

@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
@@ -29,7 +29,7 @@ import * as ReadFilter from "./ReadFilter.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
-import type * as Path from "@effect/platform/Path"
+import type * as Path from "effect/Path"
 
 /**
  * Default and maximum number of lines returned by one call.

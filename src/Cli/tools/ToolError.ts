@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type * as PlatformError from "@effect/platform/Error"
+import type * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
 
 /**
@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category models
  */
-export const BuiltinToolErrorCode = Schema.Literal(
+export const BuiltinToolErrorCode = Schema.Literals([
   "OUTSIDE_WORKSPACE",
   "NOT_FOUND",
   "NOT_A_FILE",
@@ -32,7 +32,7 @@ export const BuiltinToolErrorCode = Schema.Literal(
   "SEARCH_TIMEOUT",
   "SPAWN_FAILED",
   "IO_ERROR"
-)
+])
 
 /**
  * One of the codes of {@link BuiltinToolError}.

@@ -23,8 +23,8 @@ import * as TextFile from "./internal/TextFile.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 
 /**
  * The tool name.

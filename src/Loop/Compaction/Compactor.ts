@@ -246,7 +246,7 @@ const ask = (rt: Runtime, request: GenerateOptions, signal: StepSignal.StepSigna
   Effect.map(
     StepSignal.interruptible(
       signal,
-      Effect.either(rt.llm.stream(request).pipe(Stream.run(BlockAssembler.sink)))
+      Effect.result(rt.llm.stream(request).pipe(Stream.run(BlockAssembler.sink)))
     ),
     Option.map((either): Answer => {
       if (either._tag === "Left") {

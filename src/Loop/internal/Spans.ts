@@ -6,7 +6,7 @@
  * @since 0.2.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as BlockAssembler from "../../Llm/BlockAssembler.js"
@@ -59,7 +59,7 @@ export const turnEnded = (reason: { readonly kind: string; readonly code?: strin
   )
 
 /** What a model request produced, as the loop sees it: `None` = interrupted by the step signal. */
-type Consumed<E> = Option.Option<Either.Either<BlockAssembler.Assembled, E>>
+type Consumed<E> = Option.Option<Result.Result<BlockAssembler.Assembled, E>>
 
 /**
  * What a request's span also needs from the loop: the price of a usage record, and where a retry is recorded.
@@ -100,8 +100,8 @@ export const chat = <E extends { readonly code?: string }, R>(
     const outer = yield* Retry.Notices
     let retries = 0
     const notices = (notice: Retry.RetryNotice) =>
-      Effect.zipRight(
-        Effect.zipRight(Effect.sync(() => retries++), outer(notice)),
+      Effect.andThen(
+        Effect.andThen(Effect.sync(() => retries++), outer(notice)),
         options.onRetry === undefined ? Effect.void : options.onRetry(notice)
       )
     const started = performance.now()
@@ -116,7 +116,7 @@ export const chat = <E extends { readonly code?: string }, R>(
     let errorType: string | undefined
     if (Option.isNone(consumed)) {
       errorType = "cancelled"
-    } else if (Either.isLeft(consumed.value)) {
+    } else if (Result.isFailure(consumed.value)) {
       errorType = consumed.value.left.code ?? "error"
     } else {
       const response = consumed.value.right

@@ -71,14 +71,14 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as PlatformError from "@effect/platform/Error"
+import * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 import * as NodeFs from "node:fs"
@@ -198,8 +198,8 @@ const orphanRe = /^\.(.+)\.jsonl\.[0-9a-f]{24}\.tmp$/
 const notFound = (id: string): SessionError.SessionError =>
   SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} is not stored`, { sessionId: id })
 
-const encodeId = (id: string): Either.Either<string, SessionError.SessionError> =>
-  Either.mapLeft(IdEncoding.encode(id), (why) =>
+const encodeId = (id: string): Result.Result<string, SessionError.SessionError> =>
+  Result.mapError(IdEncoding.encode(id), (why) =>
     SessionError.make(
       "INVALID_EVENT",
       why === "empty"
@@ -232,7 +232,7 @@ export const parseLog = (
   bytes: Uint8Array,
   file: string,
   id: string
-): Either.Either<JsonlReader.ParsedLog, SessionError.SessionError> => JsonlReader.parse(bytes, file, id)
+): Result.Result<JsonlReader.ParsedLog, SessionError.SessionError> => JsonlReader.parse(bytes, file, id)
 
 // ---------------------------------------------------------------------------------------------
 // the service
@@ -275,9 +275,9 @@ export const make = (
     const fileIn = (bucket: string, encoded: string) => path.join(root, bucket, `${encoded}.jsonl`)
 
     const locate = (header: SessionHeader): Location | undefined =>
-      Either.match(IdEncoding.encode(header.id), {
-        onLeft: () => undefined,
-        onRight: (encoded) => ({ kind: KIND, path: fileIn(bucketOf(header.cwd), encoded) })
+      Result.match(IdEncoding.encode(header.id), {
+        onFailure: () => undefined,
+        onSuccess: (encoded) => ({ kind: KIND, path: fileIn(bucketOf(header.cwd), encoded) })
       })
 
     const buckets: Effect.Effect<ReadonlyArray<string>, SessionError.SessionError> = pool.withSlot(fs.readDirectory(root)).pipe(
@@ -320,7 +320,7 @@ export const make = (
     const fsyncDirectory = (dir: string) =>
       pool.withSlot(Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync))).pipe(
         // contained: some platforms and file systems cannot fsync a directory ("if possible", D-9)
-        Effect.catchAll((e) => Effect.logDebug(`could not fsync directory ${dir}`, e))
+        Effect.catch((e) => Effect.logDebug(`could not fsync directory ${dir}`, e))
       )
 
     const removeIfPresent = (file: string) =>
@@ -345,7 +345,7 @@ export const make = (
           Effect.flatMap(fs.open(tmp, { flag: "r" }), (handle) => JsonlReader.read(handle, tmp, id, readOptions))
         )).pipe(Effect.mapError(ioError(tmp, "read")))
         // complete: nothing dropped (a last line without its newline is an incomplete record)
-        const complete = Either.isRight(parsed) && parsed.right.dropped === 0
+        const complete = Result.isSuccess(parsed) && parsed.right.dropped === 0
         if (complete && !(yield* fileExists(final))) {
           yield* fs.link(tmp, final).pipe(
             Effect.catchIf((e) => isReason(e, "AlreadyExists"), () => Effect.void),
@@ -355,7 +355,7 @@ export const make = (
         }
         yield* removeIfPresent(tmp)
         yield* fsyncDirectory(dir)
-      }).pipe(Effect.catchAll((e) => Effect.logWarning(`could not recover ${path.join(dir, name)}: ${e.message}`)))
+      }).pipe(Effect.catch((e) => Effect.logWarning(`could not recover ${path.join(dir, name)}: ${e.message}`)))
 
     /** Recovers the orphaned temporary files in a bucket (of one encoded id, or all). */
     const recoverOrphans = (dir: string, names: ReadonlyArray<string>, only?: string) =>
@@ -486,7 +486,7 @@ export const make = (
                 : saveFailed(entry.path, "publish", id)(e)
             )
           )
-        }).pipe(Effect.ensuring(removeIfPresent(tmp).pipe(Effect.catchAll((e) => Effect.logWarning(e.message)))))
+        }).pipe(Effect.ensuring(removeIfPresent(tmp).pipe(Effect.catch((e) => Effect.logWarning(e.message)))))
         yield* fsyncDirectory(dir)
         // the bucket itself may be new
         yield* fsyncDirectory(root)
@@ -519,11 +519,11 @@ export const make = (
         const bytes = Buffer.from(text, "utf8")
         const before = entry.size
         yield* withHandle(entry, (handle) =>
-          (sync ? Effect.zipRight(handle.writeAll(bytes), handle.sync) : handle.writeAll(bytes)).pipe(
+          (sync ? Effect.andThen(handle.writeAll(bytes), handle.sync) : handle.writeAll(bytes)).pipe(
             Effect.tapError(() =>
               // drop whatever part of the batch reached the file (D-9)
-              Effect.zipRight(handle.truncate(before), handle.sync).pipe(
-                Effect.catchAll((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
+              Effect.andThen(handle.truncate(before), handle.sync).pipe(
+                Effect.catch((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
               )
             )
           )).pipe(Effect.mapError(saveFailed(entry.path, "append to", entry.header.id)))
@@ -556,9 +556,9 @@ export const make = (
         let sync = false
         for (const p of group) {
           const valid = entry === undefined
-            ? Either.left(notFound(id))
+            ? Result.fail(notFound(id))
             : Records.validateBatch(id, p.events, entry.nextSeq + events.length)
-          if (Either.isLeft(valid)) {
+          if (Result.isFailure(valid)) {
             yield* Deferred.fail(p.done, valid.left)
             continue
           }
@@ -604,7 +604,7 @@ export const make = (
               queues.delete(id)
               return Effect.forEach([...mine, ...left], (p) => Deferred.failCause(p.done, cause), { discard: true })
             })
-          return Effect.zipRight(
+          return Effect.andThen(
             Effect.uninterruptible(Effect.onError(drain(mine), strand)),
             Deferred.await(done)
           )
@@ -812,7 +812,7 @@ export const make = (
         yield* Effect.acquireRelease(
           Effect.sync(() => held.add(id)),
           () =>
-            serialized(id)(Effect.zipRight(
+            serialized(id)(Effect.andThen(
               pool.close(id),
               Effect.sync(() => {
                 held.delete(id)
@@ -850,7 +850,7 @@ export const make = (
       const handle = pool.peek(id)
       if (handle === undefined) return "later"
       const valid = Records.validateBatch(id, events, entry.nextSeq)
-      if (Either.isLeft(valid)) return valid.left
+      if (Result.isFailure(valid)) return valid.left
       let text = ""
       for (const event of valid.right) text += `${Records.encodeEvent(event)}\n`
       const bytes = Buffer.from(text, "utf8")

@@ -27,8 +27,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as PlatformError from "@effect/platform/Error"
+import * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as GlobalValue from "effect/GlobalValue"
@@ -187,7 +187,7 @@ export const acquire = (store: Store, sessionId: string): Effect.Effect<void, Se
       store.removeIf(owner.token).pipe(
         Effect.ensuring(Effect.sync(() => liveTokens.delete(owner.token))),
         // contained: a lock we failed to remove names this process with a dead token and is reclaimed later
-        Effect.catchAll((e) => Effect.logWarning(`could not release the lock ${store.describe}`, e))
+        Effect.catch((e) => Effect.logWarning(`could not release the lock ${store.describe}`, e))
       )
   ).pipe(Effect.asVoid)
 
@@ -240,7 +240,7 @@ export const fileStore = (fs: FileSystem.FileSystem, lockPath: string): Store =>
       const tmp = `${lockPath}.${owner.token}.tmp`
       return fs.writeFileString(tmp, JSON.stringify(owner), { flag: "wx", mode: 0o600 }).pipe(
         Effect.mapError(ioError(tmp, "write")),
-        Effect.zipRight(
+        Effect.andThen(
           fs.link(tmp, lockPath).pipe(
             Effect.as(true),
             Effect.catchIf((e) => isReason(e, "AlreadyExists"), () => Effect.succeed(false)),
@@ -248,7 +248,7 @@ export const fileStore = (fs: FileSystem.FileSystem, lockPath: string): Store =>
           )
         ),
         Effect.ensuring(
-          removeQuietly(tmp).pipe(Effect.catchAll((e) => Effect.logWarning(`could not remove ${tmp}`, e)))
+          removeQuietly(tmp).pipe(Effect.catch((e) => Effect.logWarning(`could not remove ${tmp}`, e)))
         )
       )
     },

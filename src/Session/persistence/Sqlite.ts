@@ -55,10 +55,10 @@
  * @since 0.1.0
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as SqlClient from "@effect/sql/SqlClient"
-import type * as SqlConnection from "@effect/sql/SqlConnection"
-import type { SqlError } from "@effect/sql/SqlError"
+import * as FileSystem from "effect/FileSystem"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlConnection from "effect/sql/SqlConnection"
+import type { SqlError } from "effect/sql/SqlError"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as ConfigError from "effect/ConfigError"
 import * as Data from "effect/Data"
@@ -244,10 +244,10 @@ export const make = (
             if (Exit.isSuccess(exit)) {
               const committed = yield* Effect.exit(run("COMMIT"))
               if (Exit.isSuccess(committed)) return exit.value
-              yield* run("ROLLBACK").pipe(Effect.catchAll((e) => Effect.logError("ROLLBACK failed", e)))
+              yield* run("ROLLBACK").pipe(Effect.catch((e) => Effect.logError("ROLLBACK failed", e)))
               return yield* Effect.failCause(committed.cause)
             }
-            yield* run("ROLLBACK").pipe(Effect.catchAll((e) => Effect.logError("ROLLBACK failed", e)))
+            yield* run("ROLLBACK").pipe(Effect.catch((e) => Effect.logError("ROLLBACK failed", e)))
             return yield* exit
           })
         )
@@ -581,7 +581,7 @@ export const make = (
       })
 
     const lock = (id: SessionId) =>
-      Effect.zipRight(
+      Effect.andThen(
         Lock.acquire(lockStoreOutside(id), id),
         // the instance forgets the session with its lock (the database is the truth; a later
         // writer adopts it again), so released sessions leave nothing behind
@@ -642,7 +642,7 @@ export const make = (
 export const layer = (
   options: Options = {}
 ): Layer.Layer<SessionPersistence, SessionError.SessionError | ConfigError.ConfigError> =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.gen(function*() {
       const filename = options.filename ?? (yield* DataDir.sqliteFile)
       if (options.readOnly === true) {
@@ -654,7 +654,7 @@ export const layer = (
       if (filename !== ":memory:") {
         const dir = path.dirname(path.resolve(filename))
         yield* Effect.flatMap(FileSystem.FileSystem, (fs) =>
-          Effect.zipRight(
+          Effect.andThen(
             fs.makeDirectory(dir, { recursive: true, mode: 0o700 }),
             // created private before SQLite opens it; the -wal and -shm files inherit its mode
             fs.writeFile(filename, new Uint8Array(0), { flag: "a", mode: 0o600 })

@@ -28,7 +28,7 @@ const usageError = (result: Cli.CliResult, home: string): string => {
 }
 
 describe("harness CLI end to end: arguments and help (issue 15)", () => {
-  it.scopedLive(
+  it.live(
     "[issue 15] unknown options are errors naming them (with a did-you-mean), bad choices name the flag, the banner never comes first",
     () =>
       Effect.gen(function*() {
@@ -54,7 +54,7 @@ describe("harness CLI end to end: arguments and help (issue 15)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 15] `--` ends the options: a prompt starting with - runs; text mode ends with the resume hint on stderr",
     () =>
       Effect.gen(function*() {
@@ -71,7 +71,7 @@ describe("harness CLI end to end: arguments and help (issue 15)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 15] --script errors: one line naming the file and the JSON path (or the line and column of malformed JSON), exit 2",
     () =>
       Effect.gen(function*() {
@@ -96,7 +96,7 @@ describe("harness CLI end to end: arguments and help (issue 15)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 15] --help piped (no NO_COLOR): plain text without ANSI codes, no --wizard, exit codes and environment listed",
     () =>
       Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs"
@@ -30,7 +30,7 @@ const engine = (
       }
     }),
     (m) => m.service
-  ).pipe(Effect.provide(NodeContext.layer))
+  ).pipe(Effect.provide(NodeServices.layer))
 
 const bash = (command: string) => ({ command })
 
@@ -141,7 +141,7 @@ describe("Permissions (HB-12, AC-124)", () => {
       expect((yield* p.decide("bash", bash("npm test"))).decision).toBe("ask")
       yield* p.remember("Bash(npm test:*)", "session")
       expect(yield* p.decide("bash", bash("npm test"))).toMatchObject({ decision: "allow", origin: "session" })
-      yield* p.remember("Bash(make:*)", "project").pipe(Effect.provide(NodeContext.layer))
+      yield* p.remember("Bash(make:*)", "project").pipe(Effect.provide(NodeServices.layer))
       const written = JSON.parse(readFileSync(join(dir, ".effect-harness/settings.local.json"), "utf8"))
       expect(written).toEqual({ hooks: {}, permissions: { deny: ["X"], allow: ["Bash(make:*)"] } })
       expect((yield* p.decide("bash", bash("make all"))).decision).toBe("allow")

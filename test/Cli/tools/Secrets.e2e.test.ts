@@ -83,7 +83,7 @@ describe("secrets kept out of tools (issue 16)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "--no-sandbox: the provider key is still unreadable through /proc/$PPID/environ and ancestors; output still scrubbed",
     () =>
       Effect.gen(function*() {
@@ -101,7 +101,7 @@ describe("secrets kept out of tools (issue 16)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "bwrap missing: said once on stderr, bash runs unsandboxed with the allowlisted environment",
     () =>
       Effect.gen(function*() {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as FastCheck from "effect/FastCheck"
 import * as IdEncoding from "../../../src/Session/persistence/IdEncoding.js"
 
-const enc = (id: string) => Either.getOrThrow(IdEncoding.encode(id))
+const enc = (id: string) => Result.getOrThrow(IdEncoding.encode(id))
 
 // ids biased towards the interesting units: kept chars, `~`, `.`, separators, surrogates
 const idArb = FastCheck.oneof(
@@ -24,8 +24,8 @@ describe("IdEncoding [D-9]", () => {
     expect(enc("..")).toBe("~002e~002e")
     expect(enc("...")).toBe("...")
     expect(enc("../etc/passwd")).toBe("..~002fetc~002fpasswd")
-    expect(IdEncoding.encode("")).toEqual(Either.left("empty"))
-    expect(IdEncoding.encode("/".repeat(60))).toEqual(Either.left("too-long"))
+    expect(IdEncoding.encode("")).toEqual(Result.fail("empty"))
+    expect(IdEncoding.encode("/".repeat(60))).toEqual(Result.fail("too-long"))
   })
 
   it.prop("decode(encode(id)) === id: injective", [idArb], ([id]) => {

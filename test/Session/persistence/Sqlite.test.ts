@@ -19,7 +19,7 @@ const fresh = Effect.gen(function*() {
 })
 
 describe("Sqlite backend", () => {
-  it.scopedLive("[D-10] Sqlite.layer creates the directory, the tables, WAL, user_version; a sessions row exists iff materialized", () =>
+  it.live("[D-10] Sqlite.layer creates the directory, the tables, WAL, user_version; a sessions row exists iff materialized", () =>
     Effect.gen(function*() {
       const { dir } = yield* fresh
       const filename = path.join(dir, "nested", "db", "sessions.sqlite")
@@ -49,7 +49,7 @@ describe("Sqlite backend", () => {
       expect(user["source_event_seqs"]).toBeNull()
     }))
 
-  it.scopedLive("[D-10] another layout version in user_version → rejected", () =>
+  it.live("[D-10] another layout version in user_version → rejected", () =>
     Effect.gen(function*() {
       const { filename } = yield* fresh
       const storage = sqliteStorage(filename)
@@ -60,7 +60,7 @@ describe("Sqlite backend", () => {
       expect(err).toMatchObject({ code: "UNSUPPORTED_VERSION", file: filename })
     }))
 
-  it.scopedLive("[D-5] an unparsable data row before a later turn/end → CORRUPT_LOG naming the database and row; nothing changed", () =>
+  it.live("[D-5] an unparsable data row before a later turn/end → CORRUPT_LOG naming the database and row; nothing changed", () =>
     Effect.gen(function*() {
       const { filename } = yield* fresh
       const storage = sqliteStorage(filename)
@@ -77,7 +77,7 @@ describe("Sqlite backend", () => {
       expect(yield* storage.dump("bad")).toBe(before)
     }))
 
-  it.scopedLive("[D-10] append is one transaction: a batch that fails while inserting leaves nothing, not even the sessions row", () =>
+  it.live("[D-10] append is one transaction: a batch that fails while inserting leaves nothing, not even the sessions row", () =>
     Effect.gen(function*() {
       const { filename } = yield* fresh
       const storage = sqliteStorage(filename)
@@ -102,7 +102,7 @@ describe("Sqlite backend", () => {
       expect((yield* p.load(h.id)).events).toEqual(b.events.slice(0, n))
     }))
 
-  it.scopedLive("[DEC-4] locks table: stale rows (dead pid, this process without holder) are reclaimed; another host holds", () =>
+  it.live("[DEC-4] locks table: stale rows (dead pid, this process without holder) are reclaimed; another host holds", () =>
     Effect.gen(function*() {
       const { filename } = yield* fresh
       const storage = sqliteStorage(filename)

@@ -88,7 +88,7 @@ export const make = Effect.acquireRelease(
 )
 
 const ask = <A>(matcher: Matcher, message: unknown): Effect.Effect<A, ToolError.BuiltinToolError> =>
-  Effect.async<A, ToolError.BuiltinToolError>((resume) => {
+  Effect.callback<A, ToolError.BuiltinToolError>((resume) => {
     const { worker } = matcher
     const cleanup = () => {
       worker.off("message", onMessage)
