@@ -109,7 +109,7 @@ const fdRow = async (dir: string, events: ReadonlyArray<SessionEvent>) => {
   await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const p = yield* Jsonl.make({ root: path.join(dir, "fds") }).pipe(Effect.provide(NodeFileSystem.layer))
     const store = yield* SessionStore.make.pipe(Effect.provideService(SessionPersistence, p))
-    const scopes: Array<Scope.CloseableScope> = []
+    const scopes: Array<Scope.Closeable> = []
     const sessions: Array<Session.Session> = []
     for (let i = 0; i < FD_SESSIONS; i++) {
       const scope = yield* Scope.make()

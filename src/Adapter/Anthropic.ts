@@ -76,7 +76,6 @@
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
@@ -162,8 +161,6 @@ export interface Resolved {
   readonly userAgent: string
 }
 
-const invalid = (path: string, message: string) => ConfigError.InvalidData([path], message)
-
 const isPositiveInt = (n: number) => Number.isInteger(n) && n > 0
 
 /**
@@ -172,31 +169,31 @@ const isPositiveInt = (n: number) => Number.isInteger(n) && n > 0
  * @since 0.1.0
  * @category constructors
  */
-export const resolve = (options: Options): Effect.Effect<Resolved, ConfigError.ConfigError> =>
+export const resolve = (options: Options): Effect.Effect<Resolved, Config.ConfigError> =>
   Effect.suspend(() => {
     if (HttpEdge.isEmptySecret(options.apiKey)) {
-      return Effect.fail(invalid("ANTHROPIC_API_KEY", "the API key is empty"))
+      return Effect.fail(HttpEdge.invalidConfig("the API key is empty"))
     }
     const baseUrl = options.baseUrl ?? "https://api.anthropic.com"
     if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
-      return Effect.fail(invalid("ANTHROPIC_BASE_URL", `invalid base URL "${baseUrl}"`))
+      return Effect.fail(HttpEdge.invalidConfig(`invalid base URL "${baseUrl}"`))
     }
     const provider = options.provider ?? "anthropic"
-    if (provider === "") return Effect.fail(invalid("provider", "the route id is empty"))
+    if (provider === "") return Effect.fail(HttpEdge.invalidConfig("the route id is empty"))
     const maxTokens = options.maxTokens ?? defaultMaxTokens
-    if (!isPositiveInt(maxTokens)) return Effect.fail(invalid("maxTokens", "must be a positive integer"))
+    if (!isPositiveInt(maxTokens)) return Effect.fail(HttpEdge.invalidConfig("maxTokens must be a positive integer"))
     if (options.thinking !== undefined && !isPositiveInt(options.thinking.budgetTokens)) {
-      return Effect.fail(invalid("thinking.budgetTokens", "must be a positive integer"))
+      return Effect.fail(HttpEdge.invalidConfig("thinking.budgetTokens must be a positive integer"))
     }
     if (options.userAgent !== undefined && options.userAgent.trim() === "") {
-      return Effect.fail(invalid("userAgent", "the attribution identity may be substituted, never suppressed (C-6)"))
+      return Effect.fail(HttpEdge.invalidConfig("the attribution identity may be substituted, never suppressed (C-6)"))
     }
     const seen = new Set<string>()
     const models: Array<LlmAdapter.ModelInfo> = []
     for (const entry of options.models ?? []) {
       const name = entry.name ?? entry.id
-      if (entry.id === "" || name === "") return Effect.fail(invalid("models", "a model id or name is empty"))
-      if (seen.has(entry.id)) return Effect.fail(invalid("models", `duplicate model id "${entry.id}"`))
+      if (entry.id === "" || name === "") return Effect.fail(HttpEdge.invalidConfig("a model id or name is empty"))
+      if (seen.has(entry.id)) return Effect.fail(HttpEdge.invalidConfig(`duplicate model id "${entry.id}"`))
       seen.add(entry.id)
       models.push({ provider, id: entry.id, name })
     }
@@ -384,10 +381,10 @@ export const toWireMessages = (
   for (const message of options.messages) {
     if (message.role === "assistant") {
       const content = assistantContent(message, options.model)
-      if (Result.isFailure(content)) return Result.fail(content.left)
-      if (content.right.length === 0) continue
+      if (Result.isFailure(content)) return Result.fail(content.failure)
+      if (content.success.length === 0) continue
       flushUser()
-      out.push({ role: "assistant", content: content.right })
+      out.push({ role: "assistant", content: content.success })
       continue
     }
     for (const b of message.content) {
@@ -419,13 +416,13 @@ export const buildBody = (
   const messages = toWireMessages(options)
   if (Result.isFailure(messages)) {
     return Result.fail(
-      LlmError.providerError(messages.left.code, messages.left.message, { provider: resolved.provider })
+      LlmError.providerError(messages.failure.code, messages.failure.message, { provider: resolved.provider })
     )
   }
   const maxTokens = options.maxTokens ?? resolved.maxTokens
   const body: Wire = { model: options.model, max_tokens: maxTokens }
   if (options.system !== undefined && options.system !== "") body["system"] = options.system
-  body["messages"] = messages.right
+  body["messages"] = messages.success
   if (options.tools !== undefined && options.tools.length > 0) {
     body["tools"] = options.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }))
   }
@@ -647,7 +644,7 @@ export const makeTranslator = (provider: string): Sse.Translator => {
       }
     })
     const copied = Json.copyJson({ kind: "anthropic-messages", version: 1, model, id, blocks })
-    return Result.isSuccess(copied) ? copied.right : undefined
+    return Result.isSuccess(copied) ? copied.success : undefined
   }
 
   const close = (out: Array<StreamChunk.StreamChunk>, reason: Message.FinishReason) => {
@@ -838,7 +835,7 @@ export const decodeResponse = (provider: string) =>
  */
 export const make = (
   options: Options
-): Effect.Effect<LlmAdapter.LlmAdapter, ConfigError.ConfigError> =>
+): Effect.Effect<LlmAdapter.LlmAdapter, Config.ConfigError> =>
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
     const client = yield* DefaultHttpClient.forAdapter
@@ -851,13 +848,13 @@ export const make = (
       stream: (request) =>
         Stream.suspend(() => {
           const body = buildBody(resolved, request)
-          if (Result.isFailure(body)) return Stream.fail(body.left)
+          if (Result.isFailure(body)) return Stream.fail(body.failure)
           return HttpEdge.stream(client, {
             provider: resolved.provider,
             url,
             headers: resolved.headers,
             auth,
-            body: body.right,
+            body: body.success,
             secretHeaders: options.secretHeaders
           }).pipe(decoder)
         })
@@ -874,9 +871,9 @@ export const make = (
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
     apiKey: overrides.apiKey === undefined
-      ? Config.redacted("ANTHROPIC_API_KEY")
+      ? Config.Redacted("ANTHROPIC_API_KEY")
       : Config.succeed(overrides.apiKey),
-    baseUrl: Config.option(Config.string("ANTHROPIC_BASE_URL"))
+    baseUrl: Config.option(Config.String("ANTHROPIC_BASE_URL"))
   }).pipe(
     Config.map(({ apiKey, baseUrl }) => ({
       ...overrides,
@@ -893,7 +890,7 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
  */
 export const layer = (
   options: Options
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
+): Layer.Layer<LlmAdapter.Adapter, Config.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, make(options))
 
 /**
@@ -904,5 +901,5 @@ export const layer = (
  */
 export const layerConfig = (
   overrides: Partial<Options> = {}
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
+): Layer.Layer<LlmAdapter.Adapter, Config.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, Effect.flatMap(config(overrides), make))

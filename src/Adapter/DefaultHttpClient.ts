@@ -29,9 +29,15 @@ let shared: HttpClient.HttpClient | undefined = undefined
 export const get: Effect.Effect<HttpClient.HttpClient> = Effect.suspend(() =>
   shared !== undefined
     ? Effect.succeed(shared)
-    : Effect.map(
+    : Effect.flatMap(
       Effect.promise(() => Promise.all([import("@effect/platform-node/NodeHttpClient"), import("@effect/platform-node/Undici")])),
-      ([NodeHttpClient, Undici]) => (shared ??= NodeHttpClient.makeUndici(Undici.getGlobalDispatcher()))
+      ([NodeHttpClient, Undici]) =>
+        // Effect 4: `makeUndici` reads its `Dispatcher` from the context; undici's own timers are
+        // off (the byte timers of `HttpEdge` bound every read)
+        Effect.map(
+          Effect.provideService(NodeHttpClient.makeUndici, NodeHttpClient.Dispatcher, Undici.getGlobalDispatcher()),
+          (client) => (shared ??= client)
+        )
     )
 )
 

@@ -4,7 +4,7 @@
  * then the built-in default.
  *
  * The defaults are read once before the command line is parsed ({@link load}) and reach the
- * options through Effect's `ConfigProvider` ({@link provider}): the shared options fall back to
+ * options through Effect's `ConfigProvider` reference ({@link provider}): the shared options fall back to
  * {@link config} when their flag is absent, so `run`, `chat` and `sessions` all honour them without
  * knowing where they come from. The keys live under one namespace no environment variable can
  * spell (`harness.settings`), so the environment never sets them by accident.
@@ -58,14 +58,20 @@ export const load = (
     return loaded.defaults ?? {}
   })
 
+// an empty value is a value (Effect 3's providers; Effect 4's treat it as missing by default)
+const keepEmpty = { preserveEmptyStrings: true } as const
+
 /**
- * A config provider answering the defaults under their namespace, then the environment.
+ * A config provider answering the defaults under their namespace, then the environment. An empty
+ * value (`VAR=`) is a value, not an absent one.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const provider = (defaults: Settings.Defaults): ConfigProvider.ConfigProvider =>
-  ConfigProvider.fromJson({ [NAMESPACE]: defaults }).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
+  ConfigProvider.fromUnknown({ [NAMESPACE]: defaults }, keepEmpty).pipe(
+    ConfigProvider.orElse(ConfigProvider.fromEnv(keepEmpty))
+  )
 
 /**
  * The config of one default (`provider`, `model`, `store`): an option falls back to it.

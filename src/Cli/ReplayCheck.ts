@@ -247,12 +247,12 @@ export const check = (events: ReadonlyArray<SessionEvent>): Report => {
     }
     const assembled = BlockAssembler.assemble(state)
     if (Result.isFailure(assembled)) {
-      at(Recording.rules.assemblable, chunkSeqs, assembled.left.message)
+      at(Recording.rules.assemblable, chunkSeqs, assembled.failure.message)
       findings.push(...problems)
       verdicts.push({ seq: message.seq, turn, step, status: "mismatch" })
       continue
     }
-    const response = Recording.response(assembled.right)
+    const response = Recording.response(assembled.success)
     const logged = message.data
     const expected = Recording.expected({ turn, step, response, route: logged.provenance })
     let status: Verdict["status"] = "match"

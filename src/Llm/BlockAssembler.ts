@@ -299,8 +299,8 @@ export const blocks = (state: State): Result.Result<ReadonlyArray<ContentBlock.C
   const out: Array<ContentBlock.ContentBlock> = []
   for (const slot of state.slots) {
     const built = buildSlot(slot)
-    if (Result.isFailure(built)) return Result.fail(built.left)
-    out.push(built.right)
+    if (Result.isFailure(built)) return Result.fail(built.failure)
+    out.push(built.success)
   }
   return Result.succeed(out)
 }
@@ -315,7 +315,7 @@ export const partialBlocks = (state: State): ReadonlyArray<ContentBlock.ContentB
   const out: Array<ContentBlock.ContentBlock> = []
   for (const slot of state.slots) {
     const built = buildSlot(slot)
-    if (Result.isSuccess(built)) out.push(built.right)
+    if (Result.isSuccess(built)) out.push(built.success)
   }
   return out
 }
@@ -338,7 +338,7 @@ export const assemble = (state: State): Result.Result<Assembled, AssemblyError> 
 
 /** A fresh builder per run of a sink, fed one stream `Chunk` at a time (no per-element Effect overhead). */
 const builderSink: Sink.Sink<Builder, StreamChunk.StreamChunk> = Sink.suspend(() =>
-  Sink.reduceArray(new Builder(), (builder: Builder, chunk: Iterable<StreamChunk.StreamChunk>) =>
+  Sink.reduceArray(() => new Builder(), (builder: Builder, chunk: ReadonlyArray<StreamChunk.StreamChunk>) =>
     builder.addAll(chunk))
 )
 
@@ -349,7 +349,7 @@ const builderSink: Sink.Sink<Builder, StreamChunk.StreamChunk> = Sink.suspend(()
  * @category sinks
  */
 export const sink: Sink.Sink<Assembled, StreamChunk.StreamChunk, never, AssemblyError> = builderSink.pipe(
-  Sink.mapEffect((builder) => Effect.suspend(() => assemble(builder.snapshot())))
+  Sink.mapEffect((builder) => Effect.suspend(() => Effect.fromResult(assemble(builder.snapshot()))))
 )
 
 /**
@@ -361,6 +361,7 @@ export const sink: Sink.Sink<Assembled, StreamChunk.StreamChunk, never, Assembly
 export const stateSink: Sink.Sink<State, StreamChunk.StreamChunk> = builderSink.pipe(
   Sink.map((builder) => builder.snapshot())
 )
+
 
 /**
  * Incremental view: every intermediate state of the fold, starting with {@link initial}. One builder per run;
@@ -374,11 +375,12 @@ export const scan = <E, R>(
 ): Stream.Stream<State, E, R> =>
   Stream.suspend(() => {
     const builder = new Builder()
+    let current = initial
     return Stream.concat(
       Stream.succeed(initial),
-      Stream.mapAccum(chunks, initial, (previous, chunk) => {
-        const next = builder.add(chunk) ? builder.snapshot() : previous
-        return [next, next]
+      Stream.map(chunks, (chunk) => {
+        if (builder.add(chunk)) current = builder.snapshot()
+        return current
       })
     )
   })

@@ -9,7 +9,9 @@
  * @since 0.1.0
  */
 import * as Result from "effect/Result"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 /**
  * A lossless JSON value.
@@ -165,9 +167,13 @@ export const isJson = (value: unknown): value is Json => Result.isSuccess(run(va
  * @since 0.1.0
  * @category schemas
  */
-// v4 port: a guard (Schema.is is what the hot path uses); decoding copies nothing here
-export const Json: Schema.Codec<Json> = Schema.declare(
-  (u: unknown): u is Json => isJson(u),
+export const Json: Schema.Codec<Json> = Schema.declareConstructor<Json>()(
+  [],
+  () => (input, _ast, options) =>
+    Result.match(copyJson(input), {
+      onFailure: (e) => Effect.fail(new SchemaIssue.InvalidValue({ message: e.message }, input, options)),
+      onSuccess: Effect.succeed
+    }),
   { identifier: "Json", description: "a lossless JSON value (V-11)" }
 )
 

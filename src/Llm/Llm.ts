@@ -89,8 +89,8 @@ export type RouteInput = string | { readonly id: string; readonly name?: string 
  */
 export class MiddlewareError extends Schema.TaggedError<MiddlewareError>()("MiddlewareError", {
   message: Schema.String,
-  code: Schema.optionalWith(Schema.String, { exact: true }),
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  code: Schema.optionalKey(Schema.String),
+  cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
 /**
@@ -326,8 +326,8 @@ const validateRoutes = (
 }
 
 const classify = (marked: WeakSet<object>) => (cause: Cause.Cause<unknown>): Stream.Stream<never, StreamError> => {
-  if (Cause.isInterruptedOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
-  const failure = Cause.failureOption(cause)
+  if (Cause.hasInterruptsOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value
     if (typeof error === "object" && error !== null && marked.has(error)) return Stream.fail(error as LlmError)
@@ -348,8 +348,8 @@ export const make: Effect.Effect<Llm.Service> = Effect.map(
     const boundary = (adapter: LlmAdapter, request: Message.GenerateOptions, provider: string) =>
       Stream.suspend(() => adapter.stream(request)).pipe(
         Stream.catchCause((cause): Stream.Stream<never, LlmError> => {
-          if (Cause.isInterruptedOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
-          const failure = Cause.failureOption(cause)
+          if (Cause.hasInterruptsOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
+          const failure = Cause.findErrorOption(cause)
           return Stream.fail(Option.isSome(failure) ? failure.value : fromThrown(Cause.squash(cause), provider))
         })
       )
@@ -445,12 +445,13 @@ type Either<A> = { readonly _tag: "Left"; readonly error: RegistryError } | { re
 // Layers and accessors
 
 /**
- * An `Llm` with an empty registry.
+ * An `Llm` with an empty registry. Fresh: Effect 4 reuses a layer already built by an enclosing
+ * `provide`, and a registry must not be shared by a nested provide (each use builds its own).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Llm> = Layer.effect(Llm, make)
+export const layer: Layer.Layer<Llm> = Layer.fresh(Layer.effect(Llm, make))
 
 /**
  * Registers `adapter` under `routes` for the lifetime of the layer.

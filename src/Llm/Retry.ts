@@ -40,7 +40,7 @@
  *
  * ```ts
  * program.pipe(Effect.provide(Retry.layer({ maxAttempts: 2, firstByteTimeout: "10 seconds" })))
- * Llm.stream(request).pipe(Stream.provideServiceEffect(Retry.Policy, Retry.policy({ maxAttempts: 1 })))
+ * Llm.stream(request).pipe(Stream.provideServiceEffect(Retry.Policy, Effect.fromResult(Retry.policy({ maxAttempts: 1 }))))
  * ```
  *
  * @since 0.1.0
@@ -84,20 +84,20 @@ export interface RetryPolicy {
 }
 
 /**
- * Overrides for {@link policy}; durations accept any `DurationInput` (`"2 seconds"`, millis, …).
+ * Overrides for {@link policy}; durations accept any `Duration.Input` (`"2 seconds"`, millis, …).
  *
  * @since 0.1.0
  * @category models
  */
 export interface RetryPolicyInput {
   readonly maxAttempts?: number
-  readonly baseDelay?: Duration.DurationInput
-  readonly maxDelay?: Duration.DurationInput
-  readonly retryAfterCap?: Duration.DurationInput
+  readonly baseDelay?: Duration.Input
+  readonly maxDelay?: Duration.Input
+  readonly retryAfterCap?: Duration.Input
   readonly jitter?: number
-  readonly firstByteTimeout?: Duration.DurationInput
-  readonly idleTimeout?: Duration.DurationInput
-  readonly maxElapsed?: Duration.DurationInput
+  readonly firstByteTimeout?: Duration.Input
+  readonly idleTimeout?: Duration.Input
+  readonly maxElapsed?: Duration.Input
 }
 
 /**
@@ -132,7 +132,7 @@ export class RetryPolicyError extends Schema.TaggedError<RetryPolicyError>()("Re
 
 /**
  * Builds a policy from the defaults and overrides; an invalid knob is a typed
- * {@link RetryPolicyError} (an `Either`, usable as an Effect), never a throw.
+ * {@link RetryPolicyError} (a `Result`; `Effect.fromResult` lifts it), never a throw.
  *
  * @since 0.1.0
  * @category constructors
@@ -153,7 +153,7 @@ export const policy = (overrides: RetryPolicyInput = {}): Result.Result<RetryPol
       durations[name] = defaultPolicy[name]
       continue
     }
-    const decoded = Duration.decodeUnknown(value)
+    const decoded = Duration.fromInput(value)
     if (Option.isNone(decoded) || Duration.toMillis(decoded.value) < 0) return invalid(`${name} is not a duration`)
     durations[name] = decoded.value
   }
@@ -176,9 +176,10 @@ export const policy = (overrides: RetryPolicyInput = {}): Result.Result<RetryPol
  * @since 0.1.0
  * @category tags
  */
-export class Policy extends Context.Reference<Policy>()("effect-harness/Llm/Retry/Policy", {
-  defaultValue: (): RetryPolicy => defaultPolicy
-}) {}
+export const Policy: Context.Reference<RetryPolicy> = Context.Reference<RetryPolicy>(
+  "effect-harness/Llm/Retry/Policy",
+  { defaultValue: () => defaultPolicy }
+)
 
 /**
  * One retry about to happen: the failed attempt (1-based), the delay before the next one, and the
@@ -202,9 +203,9 @@ export interface RetryNotice {
  * @since 0.1.0
  * @category tags
  */
-export class Notices extends Context.Reference<Notices>()("effect-harness/Llm/Retry/Notices", {
-  defaultValue: (): (notice: RetryNotice) => Effect.Effect<void> => () => Effect.void
-}) {}
+export const Notices: Context.Reference<(notice: RetryNotice) => Effect.Effect<void>> = Context.Reference<
+  (notice: RetryNotice) => Effect.Effect<void>
+>("effect-harness/Llm/Retry/Notices", { defaultValue: () => () => Effect.void })
 
 /**
  * A Layer overriding the policy (unset knobs keep their defaults); fails with
@@ -213,8 +214,8 @@ export class Notices extends Context.Reference<Notices>()("effect-harness/Llm/Re
  * @since 0.1.0
  * @category layers
  */
-export const layer = (overrides: RetryPolicyInput = {}): Layer.Layer<Policy, RetryPolicyError> =>
-  Layer.effect(Policy, policy(overrides))
+export const layer = (overrides: RetryPolicyInput = {}): Layer.Layer<never, RetryPolicyError> =>
+  Layer.effect(Policy, Effect.fromResult(policy(overrides)))
 
 /**
  * What to do after a failed attempt.

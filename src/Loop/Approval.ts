@@ -51,7 +51,7 @@ export type ApprovalDecision = "allow-once" | "reject" | "cancelled" | "unavaila
  */
 export class ApprovalError extends Schema.TaggedError<ApprovalError>()("ApprovalError", {
   message: Schema.String,
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  cause: Schema.optionalKey(Schema.Defect())
 }) {
   /** Stable code. */
   readonly code = "APPROVAL_FAILED" as const

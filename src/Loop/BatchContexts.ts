@@ -67,7 +67,7 @@ export const snapshot = (context: HookContext): Result.Result<HookContext, Json.
  * @category combinators
  */
 export const offer = (self: BatchContexts, context: HookContext): Effect.Effect<boolean, Json.JsonError> =>
-  Effect.flatMap(Effect.suspend(() => snapshot(context)), (frozen) => offerFrozen(self, frozen))
+  Effect.flatMap(Effect.suspend(() => Effect.fromResult(snapshot(context))), (frozen) => offerFrozen(self, frozen))
 
 /**
  * Queues an already validated, frozen context as-is; `false` when closed.

@@ -514,8 +514,10 @@ export const make: Effect.Effect<Service> = Effect.all({
 
 /**
  * The points as a Layer (one set per layer build).
+ * Built afresh on every `provide` (`Layer.fresh`): Effect 4 reuses a layer an enclosing `provide` already
+ * built, and two agent worlds must never share registrations.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<LoopHooks> = Layer.effect(LoopHooks, make)
+export const layer: Layer.Layer<LoopHooks> = Layer.fresh(Layer.effect(LoopHooks, make))

@@ -39,7 +39,7 @@ import * as AgentScoped from "./internal/AgentScoped.js"
 export class HookFailure extends Schema.TaggedError<HookFailure>()("HookFailure", {
   point: Schema.String,
   message: Schema.String,
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
 /**
@@ -62,8 +62,8 @@ export interface RegisterOptions {
 export const messageOf: (value: unknown) => string = LlmError.messageOf
 
 const toFailure = (point: string) => (cause: Cause.Cause<unknown>): Effect.Effect<never, HookFailure> => {
-  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-  const failure = Cause.failureOption(cause)
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const failure = Cause.findErrorOption(cause)
   const value = failure._tag === "Some" ? failure.value : Cause.squash(cause)
   if (value instanceof HookFailure) return Effect.fail(value)
   return Effect.fail(new HookFailure({ point, message: messageOf(value), cause: value }))
@@ -262,7 +262,7 @@ export const notify = <I>(name: string): Effect.Effect<Notify<I>> =>
       runEach(registry, name, agentId, (listener) =>
         Effect.suspend(() => listener(input)).pipe(
           Effect.catchCause((cause) =>
-            Cause.isInterruptedOnly(cause)
+            Cause.hasInterruptsOnly(cause)
               ? Effect.failCause(cause as Cause.Cause<never>)
               : Effect.logWarning(`observer of ${name} failed (contained)`, cause)
           )

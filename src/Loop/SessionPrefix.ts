@@ -44,9 +44,9 @@ const roles: ReadonlySet<string> = new Set(["system", "user", "assistant"])
 export const freeze = (prefix: ReadonlyArray<Message>): Result.Result<ReadonlyArray<Message>, SessionPrefixError> => {
   const snap = Json.snapshot(prefix)
   if (Result.isFailure(snap)) {
-    return Result.fail(new SessionPrefixError({ code: "INVALID_PREFIX", message: `session prefix: ${snap.left.message}` }))
+    return Result.fail(new SessionPrefixError({ code: "INVALID_PREFIX", message: `session prefix: ${snap.failure.message}` }))
   }
-  const value = snap.right
+  const value = snap.success
   if (!Array.isArray(value)) {
     return Result.fail(new SessionPrefixError({ code: "INVALID_PREFIX", message: "session prefix must be a list of messages" }))
   }
@@ -78,5 +78,5 @@ export const compose = Effect.fn("SessionPrefix.compose")((
 ): Effect.Effect<ReadonlyArray<Message>, HookFailure | SessionPrefixError> =>
   Effect.flatMap(
     hooks.sessionPrefix.run(agent.id, { agent, prefix: seed, signal }, (input) => Effect.succeed(input.prefix)),
-    (prefix) => freeze(prefix)
+    (prefix) => Effect.fromResult(freeze(prefix))
   ))

@@ -202,7 +202,7 @@ export const orderTools = (
   }
   if (toolOrder === undefined) return Result.succeed([...tools].sort(byName))
   const valid = validateToolOrder(toolOrder)
-  if (Result.isFailure(valid)) return Result.fail(valid.left)
+  if (Result.isFailure(valid)) return Result.fail(valid.failure)
   const byKey = new Map(tools.map((t) => [t.name, t]))
   for (const name of toolOrder) {
     if (name !== rest && !byKey.has(name)) {
@@ -244,8 +244,8 @@ export const render = (
       }
     }
     const text = interpolate(template, lookup)
-    if (Result.isFailure(text)) return Result.fail(text.left)
-    if (text.right !== "") parts.push(text.right)
+    if (Result.isFailure(text)) return Result.fail(text.failure)
+    if (text.success !== "") parts.push(text.success)
   }
   return Result.succeed(parts.length === 0 ? undefined : parts.join("\n\n"))
 }
@@ -438,8 +438,8 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
           return { failed: Interception.messageOf(e) }
         }
       }
-      const system = yield* render(finalSections, input.context, lookup)
-      const tools = yield* orderTools(input.tools, input.toolOrder)
+      const system = yield* Effect.fromResult(render(finalSections, input.context, lookup))
+      const tools = yield* Effect.fromResult(orderTools(input.tools, input.toolOrder))
       return { system, tools }
     })
 
@@ -454,23 +454,26 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
 
 /**
  * The service with the harness {@link identity} section registered globally.
+ * Built afresh on every `provide` (`Layer.fresh`): Effect 4 reuses a layer an enclosing `provide` already
+ * built, and two agent worlds must never share sections or variables.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<SystemPrompt> = Layer.effect(
+export const layer: Layer.Layer<SystemPrompt> = Layer.fresh(Layer.effect(
   SystemPrompt,
   Effect.gen(function*() {
     const service = yield* make
     yield* Effect.orDie(service.registerSection(identity))
     return service
   })
-)
+))
 
 /**
- * The service with no sections at all (tests, embedders that bring their own identity).
+ * The service with no sections at all (tests, embedders that bring their own identity). Built afresh on every
+ * `provide`, as {@link layer}.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerEmpty: Layer.Layer<SystemPrompt> = Layer.effect(SystemPrompt, make)
+export const layerEmpty: Layer.Layer<SystemPrompt> = Layer.fresh(Layer.effect(SystemPrompt, make))

@@ -25,7 +25,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
+import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Scripted from "../Adapter/Scripted.js"
@@ -86,7 +86,8 @@ export type Services =
   | SessionStore.SessionStore
 
 /**
- * The test layer.
+ * The test layer: one scripted world (adapter, hooks, system prompt, tool runtime, store, factory), built afresh
+ * on every `provide`, even inside another test layer's.
  *
  * @since 0.1.0
  * @category layers
@@ -111,7 +112,10 @@ export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly [],
       : SessionStore.layer.pipe(Layer.provide(options.persistence))
   )
   const scripted = Scripted.layerLlm(options.script, options.provider === undefined ? {} : { provider: options.provider })
-  return Layer.provideMerge(Layer.merge(Agent.layer, scripted), base)
+  // fresh: Effect 4 reuses a layer an enclosing `provide` already built (module-level layers such as `Hooks.layer`
+  // and `Agent.layer` are the same values in every call), so a test layer provided inside another would share its
+  // hooks, store and factory; each test layer is its own world
+  return Layer.fresh(Layer.provideMerge(Layer.merge(Agent.layer, scripted), base))
 }
 
 /**
@@ -188,7 +192,7 @@ const waitForEventTraced = Effect.fn("TestKit.waitForEvent")(function*(
     const found = logged.find(predicate)
     if (found !== undefined) return found
     for (;;) {
-      const event = yield* Queue.take(changes)
+      const event = yield* PubSub.take(changes)
       if (event.seq >= logged.length && predicate(event)) return event
     }
   }))

@@ -106,6 +106,8 @@ export const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
 
 /**
  * The runtime as a layer.
+ * Built afresh on every `provide` (`Layer.fresh`): Effect 4 reuses a layer an enclosing `provide` already
+ * built, and two agent worlds must never share registered tools or tool points.
  *
  * @since 0.1.0
  * @category layers
@@ -113,7 +115,7 @@ export const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
 export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
   options: Options<Tools> = {}
 ): Layer.Layer<ToolRuntime, ToolConfigError | ToolRegistry.DuplicateToolError, Tool.Requirements<Tools[number]>> =>
-  Layer.effect(ToolRuntime, make(options))
+  Layer.fresh(Layer.effect(ToolRuntime, make(options)))
 
 /**
  * A runtime with no global tools, the default cap and no approval service (tests).

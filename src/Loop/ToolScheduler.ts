@@ -40,6 +40,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import type { ToolCallBlock } from "../Llm/ContentBlock.js"
 import type { Session } from "../Session/Session.js"
 import type { SessionError } from "../Session/SessionError.js"
@@ -61,7 +62,7 @@ import { ToolRuntime } from "./ToolRuntime.js"
  */
 export class ToolSchedulerError extends Schema.TaggedError<ToolSchedulerError>()("ToolSchedulerError", {
   message: Schema.String,
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  cause: Schema.optionalKey(Schema.Defect())
 }) {
   /** Stable code. */
   readonly code = "TOOL_SCHEDULER" as const
@@ -182,7 +183,7 @@ const core = (input: BatchInput, signal: StepSignal.StepSignal): Effect.Effect<v
         committed: yield* Deferred.make<void>()
       })
     }
-    const pool = yield* Effect.makeSemaphore(rt.maxParallelToolCalls)
+    const pool = yield* Semaphore.make(rt.maxParallelToolCalls)
 
     // the committer: model order; stops at the first call that never started
     const committer = Effect.gen(function*() {

@@ -77,20 +77,20 @@ const injectionTurn = (rt: Runtime, turn: number, context: HookContext): Effect.
       data: { turn, trigger: { kind: "injection", source: context.source } }
     }))
     if (Result.isFailure(started)) {
-      yield* report(rt, { turn, step: 0, ...describe(started.left), cause: started.left })
+      yield* report(rt, { turn, step: 0, ...describe(started.failure), cause: started.failure })
       return yield* released(rt)
     }
     yield* opened(rt)
     const appended = yield* Effect.result(appendContext(rt.session, context))
     let reason: TurnEndReason = { kind: "completed" }
     if (Result.isFailure(appended)) {
-      const failure = describe(appended.left)
+      const failure = describe(appended.failure)
       reason = { kind: "error", step: 0, ...failure }
-      yield* report(rt, { turn, step: 0, ...failure, cause: appended.left })
+      yield* report(rt, { turn, step: 0, ...failure, cause: appended.failure })
     }
     yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const }))
     const ended = yield* Effect.result(rt.session.append({ type: "turn/end", data: { turn, reason } }))
-    if (Result.isFailure(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.left), cause: ended.left })
+    if (Result.isFailure(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.failure), cause: ended.failure })
     yield* FiberSet.run(
       rt.tracked,
       Effect.catch(rt.flush, (error) => report(rt, { turn, step: 0, ...describe(error), cause: error }))
@@ -209,11 +209,11 @@ const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): 
       data: { turn, trigger: { kind: "message", source } }
     }))
     if (Result.isFailure(started)) {
-      yield* report(rt, { turn, step: 0, ...describe(started.left), cause: started.left })
+      yield* report(rt, { turn, step: 0, ...describe(started.failure), cause: started.failure })
       return yield* released(rt)
     }
     yield* opened(rt)
-    const ctx = freshContext(turn, started.right.seq)
+    const ctx = freshContext(turn, started.success.seq)
     const exit = yield* Effect.exit(
       body(rt, ctx, batch).pipe(Effect.catchCause((cause) => toTurnFailure(ctx.step)(cause)))
     )
@@ -222,7 +222,7 @@ const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): 
       reason = exit.value
     } else {
       const disposed = (yield* Ref.get(rt.state)).disposed
-      const failure = Cause.failureOption(exit.cause)
+      const failure = Cause.findErrorOption(exit.cause)
       if (disposed) {
         reason = { kind: "disposed" }
       } else if (Option.isSome(failure) && failure.value instanceof TurnFailure) {
@@ -244,15 +244,15 @@ const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): 
     }
     if (ctx.stepOpen) {
       const closed = yield* Effect.result(rt.session.append({ type: "step/end", data: { turn, step: ctx.step } }))
-      if (Result.isFailure(closed)) yield* report(rt, { turn, step: ctx.step, ...describe(closed.left), cause: closed.left })
+      if (Result.isFailure(closed)) yield* report(rt, { turn, step: ctx.step, ...describe(closed.failure), cause: closed.failure })
     }
     yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
     yield* Spans.turnEnded(reason)
     const ended = yield* Effect.result(rt.session.append({ type: "turn/end", data: { turn, reason } }))
-    if (Result.isFailure(ended)) yield* report(rt, { turn, step: ctx.step, ...describe(ended.left), cause: ended.left })
+    if (Result.isFailure(ended)) yield* report(rt, { turn, step: ctx.step, ...describe(ended.failure), cause: ended.failure })
     yield* released(rt)
     const flushed = yield* Effect.result(rt.flush)
-    if (Result.isFailure(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.left), cause: flushed.left })
+    if (Result.isFailure(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.failure), cause: flushed.failure })
   })
 
 /**
@@ -278,13 +278,13 @@ export const compactionTurn = (rt: Runtime, instructions: ReadonlyArray<string>)
       data: { turn, trigger: { kind: "compaction", source: { kind: "user" } } }
     }))
     if (Result.isFailure(started)) {
-      yield* report(rt, { turn, step: 0, ...describe(started.left), cause: started.left })
+      yield* report(rt, { turn, step: 0, ...describe(started.failure), cause: started.failure })
       yield* Ref.update(rt.state, (s) => ({ ...s, signal: undefined }))
       yield* released(rt)
       return true
     }
     yield* opened(rt)
-    const ctx = freshContext(turn, started.right.seq)
+    const ctx = freshContext(turn, started.success.seq)
     const exit = yield* Effect.exit(
       CompactionTrigger.manualTurn(rt, ctx, signal, instructions).pipe(
         Effect.catchCause((cause) => toTurnFailure(0)(cause))
@@ -294,7 +294,7 @@ export const compactionTurn = (rt: Runtime, instructions: ReadonlyArray<string>)
     if (Exit.isSuccess(exit)) {
       reason = exit.value
     } else {
-      const failure = Cause.failureOption(exit.cause)
+      const failure = Cause.findErrorOption(exit.cause)
       const f = Option.isSome(failure) && failure.value instanceof TurnFailure ? failure.value : undefined
       reason = f === undefined
         ? { kind: "aborted", reason: "interrupted" }
@@ -307,9 +307,9 @@ export const compactionTurn = (rt: Runtime, instructions: ReadonlyArray<string>)
     }
     yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
     const ended = yield* Effect.result(rt.session.append({ type: "turn/end", data: { turn, reason } }))
-    if (Result.isFailure(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.left), cause: ended.left })
+    if (Result.isFailure(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.failure), cause: ended.failure })
     yield* released(rt)
     const flushed = yield* Effect.result(rt.flush)
-    if (Result.isFailure(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.left), cause: flushed.left })
+    if (Result.isFailure(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.failure), cause: flushed.failure })
     return true
   })

@@ -26,12 +26,12 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
-import * as Json from "../Llm/Json.js"
+import * as Semaphore from "effect/Semaphore"
 import * as Hooks from "../Loop/Hooks.js"
 import * as ToolRegistry from "../Loop/ToolRegistry.js"
 import * as ToolRuntime from "../Loop/ToolRuntime.js"
@@ -112,7 +112,7 @@ export interface Service {
 export class McpServers extends Context.Service<McpServers, Service>()("effect-harness/Mcp/McpServers") {}
 
 interface Registered {
-  readonly scope: Scope.CloseableScope
+  readonly scope: Scope.Closeable
   readonly offered: ReadonlyArray<McpTools.Offered>
   readonly skipped: ReadonlyArray<McpTools.Skipped>
 }
@@ -133,7 +133,7 @@ export const make = (
     const notice = options.onNotice ?? ((line: string) => Effect.logWarning(line))
     const connections = yield* Effect.forEach(options.servers, (s) => McpConnection.make(s, options))
     const registered = yield* Ref.make(new Map<string, Registered>())
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
 
     const reservedFor = (server: string) =>
       Effect.gen(function*() {
@@ -146,24 +146,24 @@ export const make = (
     const load = (connection: McpConnection.Connection, reason: "initial" | "changed") =>
       Effect.gen(function*() {
         const listing = yield* Effect.result(connection.listTools)
-        if (listing._tag === "Left") {
+        if (Result.isFailure(listing)) {
           yield* notice(
             reason === "initial"
-              ? `MCP server "${connection.name}" is unavailable: ${listing.left.message}`
-              : `MCP server "${connection.name}": cannot refresh its tools: ${listing.left.message}`
+              ? `MCP server "${connection.name}" is unavailable: ${listing.failure.message}`
+              : `MCP server "${connection.name}": cannot refresh its tools: ${listing.failure.message}`
           )
           return
         }
         const previous = (yield* Ref.get(registered)).get(connection.name)
         if (previous !== undefined) yield* Scope.close(previous.scope, Exit.void)
         const reserved = yield* reservedFor(connection.name)
-        const built = McpTools.fromListing(connection, listing.right, reserved)
-        const scope = yield* Scope.fork(layerScope, ExecutionStrategy.sequential)
+        const built = McpTools.fromListing(connection, listing.success, reserved)
+        const scope = yield* Scope.fork(layerScope, "sequential")
         const offered: Array<McpTools.Offered> = []
         const skipped: Array<McpTools.Skipped> = [...built.skipped]
         for (const o of built.offered) {
           const r = yield* Effect.result(Scope.provide(ToolRegistry.register(runtime.globals, o.loopTool), scope))
-          if (r._tag === "Left") skipped.push({ tool: o.tool, reason: `its name ${o.name} is already taken` })
+          if (Result.isFailure(r)) skipped.push({ tool: o.tool, reason: `its name ${o.name} is already taken` })
           else offered.push(o)
         }
         yield* Ref.update(registered, (m) => new Map(m).set(connection.name, { scope, offered, skipped }))
@@ -180,7 +180,7 @@ export const make = (
       })
 
     const refresh: Effect.Effect<boolean> = lock.withPermits(1)(
-      Effect.reduce(connections, false, (any, c) =>
+      Effect.reduce(connections, () => false, (any, c) =>
         Effect.flatMap(c.takeToolsChanged, (changed) =>
           changed ? Effect.as(load(c, "changed"), true) : Effect.succeed(any)))
     )
@@ -219,7 +219,8 @@ export const make = (
       Effect.gen(function*() {
         if (connections.length === 0) return
         const servers = yield* offered
-        const key = Json.canonical(servers as unknown as Json.Json)
+        // built the same way every time, so equal offers serialize equally
+        const key = JSON.stringify(servers)
         const session = input.agent.session
         const last = (yield* Ref.get(logged)).get(`${input.agent.id}\0${session.id}`)
         if (last === key) return

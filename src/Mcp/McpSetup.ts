@@ -260,10 +260,10 @@ export const load = (options: Options): Effect.Effect<Plan, McpConfig.McpConfigE
       }
       const resolved = McpConfig.resolve(entry, options.env)
       if (Result.isFailure(resolved)) {
-        skip(entry, resolved.left, `${resolved.left}; skipped`)
+        skip(entry, resolved.failure, `${resolved.failure}; skipped`)
         continue
       }
-      servers.push({ _tag: "Ready", entry, resolved: resolved.right })
+      servers.push({ _tag: "Ready", entry, resolved: resolved.success })
     }
     return { servers, notices }
   })

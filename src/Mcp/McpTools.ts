@@ -83,20 +83,20 @@ export const fromListing = (
     }
     const schema = ToolSchema.normalize(t.inputSchema)
     if (Result.isFailure(schema)) {
-      skipped.push({ tool: t.name, reason: schema.left })
+      skipped.push({ tool: t.name, reason: schema.failure })
       continue
     }
-    const validate = ToolSchema.validator(schema.right)
+    const validate = ToolSchema.validator(schema.success)
     if (Result.isFailure(validate)) {
-      skipped.push({ tool: t.name, reason: validate.left })
+      skipped.push({ tool: t.name, reason: validate.failure })
       continue
     }
     usable.push({
       server,
       tool: t.name,
       description: t.description ?? t.title ?? "",
-      parameters: schema.right,
-      validate: validate.right
+      parameters: schema.success,
+      validate: validate.success
     })
   }
   const { collisions, named } = ToolName.assign(usable, reserved)

@@ -119,8 +119,8 @@ export const normalize = (inputSchema: unknown): Result.Result<Json.JsonObject, 
     if (top["type"] !== "object") return Result.fail(`its input schema is not an object schema (type ${JSON.stringify(top["type"])})`)
     if (top["properties"] === undefined) top = { ...top, properties: {} }
     const snap = Json.snapshot(top)
-    if (Result.isFailure(snap)) return Result.fail(`its input schema is not plain JSON (${snap.left.message})`)
-    return Result.succeed(snap.right as Json.JsonObject)
+    if (Result.isFailure(snap)) return Result.fail(`its input schema is not plain JSON (${snap.failure.message})`)
+    return Result.succeed(snap.success as Json.JsonObject)
   } catch (e) {
     if (e instanceof Skip) return Result.fail(`its input schema has an ${e.message}`)
     return Result.fail(`its input schema cannot be read (${e instanceof Error ? e.message : String(e)})`)
@@ -154,7 +154,7 @@ const describe = (e: ErrorObject): string => {
 }
 
 /**
- * Compiles a validator for a normalised schema; `Left` with a reason when Ajv cannot compile it
+ * Compiles a validator for a normalised schema; a failure with the reason when Ajv cannot compile it
  * (the tool is then skipped).
  *
  * @since 0.1.0

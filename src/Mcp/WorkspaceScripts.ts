@@ -19,6 +19,7 @@
  */
 import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import * as NodeFs from "node:fs"
@@ -128,12 +129,12 @@ export const digest = (root: string, paths: ReadonlyArray<string>): Effect.Effec
       Effect.gen(function*() {
         const abs = NodePath.join(root, path)
         const info = yield* Effect.result(fs.stat(abs))
-        if (info._tag === "Left") return { path, digest: "missing" }
-        if (info.right.type !== "File") return { path, digest: "not a file" }
+        if (Result.isFailure(info)) return { path, digest: "missing" }
+        if (info.success.type !== "File") return { path, digest: "not a file" }
         // streamed: a large file is hashed whole too, never identified by size and time alone
         const hash = createHash("sha256")
         const read = yield* Effect.result(Stream.runForEach(fs.stream(abs), (bytes) => Effect.sync(() => void hash.update(bytes))))
-        if (read._tag === "Left") return { path, digest: "unreadable" }
+        if (Result.isFailure(read)) return { path, digest: "unreadable" }
         return { path, digest: hash.digest("hex") }
       }))
   })

@@ -47,8 +47,8 @@ interface Pending {
 const freeze = <A>(value: A): A => {
   const r = Json.snapshot(value)
   // the closers are built from JSON data only; a failure is a defect of this module
-  if (Result.isFailure(r)) throw new Error(`Repair built a non-JSON closer: ${r.left.message}`)
-  return r.right as A
+  if (Result.isFailure(r)) throw new Error(`Repair built a non-JSON closer: ${r.failure.message}`)
+  return r.success as A
 }
 
 /**

@@ -221,23 +221,15 @@ interface Publication {
 }
 
 /**
- * The publications a fiber runs inside. `fiber` is the fiber that owns (and mutates in place)
- * `tokens`; a holder reached by forking has no owner and is never mutated.
+ * The publications the current effect runs inside (re-entrancy detection, S-10): each
+ * publication provides its token to its observers' run (`Effect.updateService`), so the fibers
+ * they fork inherit the tokens current when they were forked; a token stops counting once its
+ * publication ended (`active`). (Effect 3 kept a per-fiber holder mutated in place in a FiberRef;
+ * Effect 4 has no FiberRef, and a context value is read-only.)
  */
-interface Publications {
-  readonly fiber: unknown
-  readonly tokens: Array<Publication>
-}
-
-/**
- * The publications the current fiber runs inside (re-entrancy detection, S-10). A forked fiber
- * inherits a copy of the tokens; a token stops counting once its publication ended. A fiber's
- * holder is set once (first publication in that fiber) and then updated in place, which avoids
- * two copies of the fiber's FiberRefs per publication (`Effect.locally`).
- */
-const publishing: Context.Reference<Publications> = Context.Reference<Publications>(
+const publishing: Context.Reference<ReadonlyArray<Publication>> = Context.Reference<ReadonlyArray<Publication>>(
   "effect-harness/Session/publishing",
-  { defaultValue: () => ({ fiber: undefined, tokens: [] }) }
+  { defaultValue: () => [] }
 )
 
 interface ObserverEntry {
@@ -286,7 +278,7 @@ const validateHeader = (header: unknown): Result.Result<SessionHeader, SessionEr
   if (Result.isFailure(snap)) return Result.fail(SessionErrors.make("INVALID_EVENT", `S-12: header: ${snap.failure.message}`))
   return Result.mapError(
     decodeHeader(snap.success),
-    (e) => SessionErrors.make("INVALID_EVENT", `S-12: invalid session header: ${String(e)}`)
+    (e) => SessionErrors.make("INVALID_EVENT", `S-12: invalid session header: ${e.message}`)
   ).pipe(Result.map((h) => Object.freeze(h) as SessionHeader))
 }
 
@@ -431,13 +423,9 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       if (observers.length === 0) return Effect.void
       const token: Publication = { owner, active: true }
       state.activePublications++
-      // v4 port (redesign): no FiberRef to mutate in place; the publication's token is provided to the
-      // observers' run as a context value (read-only, inherited by the fibers they fork)
+      // the publication's token is in the observers' context (read-only, inherited by their forks)
       return Effect.ensuring(
-        Effect.updateService(runObservers(observers, event, 0), publishing, (current) => ({
-          fiber: undefined,
-          tokens: [...current.tokens, token]
-        })),
+        Effect.updateService(runObservers(observers, event, 0), publishing, (tokens) => [...tokens, token]),
         Effect.sync(() => {
           token.active = false
           state.activePublications--
@@ -699,8 +687,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
 
     const append = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> => {
       if (state.activePublications > 0) {
-        return Effect.flatMap(Effect.service(publishing), (holder) =>
-          holder.tokens.some((t) => t.owner === owner && t.active)
+        return Effect.flatMap(Effect.service(publishing), (tokens) =>
+          tokens.some((t) => t.owner === owner && t.active)
             ? Effect.failSync(reentrant)
             : persist === undefined
             ? locked(input)
@@ -723,8 +711,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         // an empty batch is a flush point: it retries an unsaved backlog and publishes it
         if (batch.length === 0 && published >= state.length) return Effect.succeed([])
         if (state.activePublications === 0) return through(persist, batch)
-        return Effect.flatMap(Effect.service(publishing), (holder) =>
-          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.failSync(reentrant) : through(persist, batch))
+        return Effect.flatMap(Effect.service(publishing), (tokens) =>
+          tokens.some((t) => t.owner === owner && t.active) ? Effect.failSync(reentrant) : through(persist, batch))
       }
       if (state.activePublications > 0 || state.holding || state.observers.length > 0) {
         return Effect.forEach(Array.from({ length: batch.length }, (_, i) => batch.input(i)), append)

@@ -343,8 +343,10 @@ const openMember = <A>(known: ReadonlySet<string>, identifier: string): Schema.C
  * @since 0.1.0
  * @category schemas
  */
-export const TurnTriggerSchema: Schema.Codec<TurnTrigger> = Schema.Union([  Schema.Struct({ kind: Schema.Literals(["message", "injection"]), source: Message.MessageSource }),
-  openMember<TurnTrigger>(new Set(["message", "injection"]), "ExtensionTurnTrigger")]).annotate({ identifier: "TurnTrigger" })
+export const TurnTriggerSchema: Schema.Codec<TurnTrigger> = Schema.Union([
+  Schema.Struct({ kind: Schema.Literals(["message", "injection"]), source: Message.MessageSource }),
+  openMember<TurnTrigger>(new Set(["message", "injection"]), "ExtensionTurnTrigger")
+]).annotate({ identifier: "TurnTrigger" })
 
 /**
  * Schema of {@link TurnEndReason} (open).
@@ -352,7 +354,8 @@ export const TurnTriggerSchema: Schema.Codec<TurnTrigger> = Schema.Union([  Sche
  * @since 0.1.0
  * @category schemas
  */
-export const TurnEndReasonSchema: Schema.Codec<TurnEndReason> = Schema.Union([  Schema.Struct({ kind: Schema.Literals(["completed", "max-tokens", "disposed", "interrupted"]) }),
+export const TurnEndReasonSchema: Schema.Codec<TurnEndReason> = Schema.Union([
+  Schema.Struct({ kind: Schema.Literals(["completed", "max-tokens", "disposed", "interrupted"]) }),
   Schema.Struct({ kind: Schema.Literal("aborted"), reason: Schema.optionalKey(Schema.String) }),
   Schema.Struct({
     kind: Schema.Literal("error"),
@@ -521,8 +524,10 @@ export const isCoreType = (type: string): type is CoreType => Object.prototype.h
  * @since 0.1.0
  * @category schemas
  */
-export const SurfaceOpSchema: Schema.Codec<SurfaceOp> = Schema.Union([  Schema.Literal("append"),
-  Schema.Struct({ op: Schema.Literal("replace"), start: NonNegativeInt, end: NonNegativeInt })])
+export const SurfaceOpSchema: Schema.Codec<SurfaceOp> = Schema.Union([
+  Schema.Literal("append"),
+  Schema.Struct({ op: Schema.Literal("replace"), start: NonNegativeInt, end: NonNegativeInt })
+])
 
 /**
  * Schema of a stored event envelope, with the payload as an arbitrary lossless-JSON value (the persisted unit,

@@ -24,6 +24,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Json from "../Llm/Json.js"
 import * as ChunkFastPath from "./ChunkFastPath.js"
+import * as EventSize from "./EventSize.js"
 import * as SessionError from "./SessionError.js"
 import type { SessionEvent } from "./SessionEvent.js"
 import { isCoreType, payloadSchemas } from "./SessionEvent.js"
@@ -79,7 +80,7 @@ export const checkPayload = (where: string, type: string, data: Json.Json): Sess
   if (guard(data)) return undefined
   const schema = payloadSchemas[type] as Schema.Top
   const detail = Result.match(Schema.decodeUnknownResult(schema as Schema.Codec<unknown, unknown>)(data), {
-    onFailure: (e) => String(e),
+    onFailure: (e) => e.message,
     onSuccess: () => "invalid payload"
   })
   return invalid(where, `invalid ${type} payload: ${detail}`)
@@ -137,6 +138,10 @@ export const appendInputGeneric = (
   const data = obj["data"] as Json.Json
   const payloadError = checkPayload(where, type, data)
   if (payloadError !== undefined) return Result.fail(payloadError)
+  const size = EventSize.oversize(data)
+  if (size !== undefined) {
+    return Result.fail(invalid(where, `the event is ${size} bytes, over the limit of ${EventSize.MAX_EVENT_BYTES} bytes for one event`))
+  }
   const surfaceOp = obj["surfaceOp"]
   const sources = obj["sourceEventSeqs"]
   const surfaceError = Surface.check(surface, type, surfaceOp, sources, seq)
@@ -231,6 +236,10 @@ export const storedEventGeneric = (
   const data = obj["data"] as Json.Json
   const payloadError = checkPayload(where, type, data)
   if (payloadError !== undefined) return Result.fail(payloadError)
+  const size = EventSize.oversize(data)
+  if (size !== undefined) {
+    return Result.fail(invalid(where, `the event is ${size} bytes, over the limit of ${EventSize.MAX_EVENT_BYTES} bytes for one event`))
+  }
   const surfaceOp = obj["surfaceOp"]
   const sources = obj["sourceEventSeqs"]
   const surfaceError = Surface.check(surface ?? Surface.makeState(), type, surfaceOp, sources, seq)

@@ -1,6 +1,5 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -82,7 +81,6 @@ const decode = (sse: string) =>
   Stream.make(new TextEncoder().encode(sse)).pipe(
     Anthropic.decodeResponse("anthropic"),
     Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
     Effect.result
   )
 
@@ -119,10 +117,10 @@ describe("Anthropic request mapping", () => {
       expect(body["thinking"]).toEqual({ type: "enabled", budget_tokens: 4000 })
       expect(body["max_tokens"]).toBe(16000)
       const tooSmall = Anthropic.buildBody(config, request({ maxTokens: 4000 }))
-      expect(Result.isFailure(tooSmall) && tooSmall.left.code).toBe("INVALID_REQUEST")
+      expect(Result.isFailure(tooSmall) && tooSmall.failure.code).toBe("INVALID_REQUEST")
       // C-8: an option the provider cannot honour fails loudly before I/O
       const hot = Anthropic.buildBody(config, request({ temperature: 0.2 }))
-      expect(Result.isFailure(hot) && hot.left).toMatchObject({ code: "UNSUPPORTED_OPTION", provider: "anthropic" })
+      expect(Result.isFailure(hot) && hot.failure).toMatchObject({ code: "UNSUPPORTED_OPTION", provider: "anthropic" })
       expect(Result.isSuccess(Anthropic.buildBody(config, request({ temperature: 1 })))).toBe(true)
     }))
 
@@ -284,7 +282,7 @@ describe("Anthropic response translation", () => {
         Result.succeed(LlmError.providerError("STREAM_CLOSED", "stream ended without message_stop", { provider: "anthropic" }))
       )
       const bad = yield* decode(start() + "event: content_block_start\ndata: {oops\n\n" + stop)
-      expect(Result.isFailure(bad) && bad.left.code).toBe("MALFORMED_RESPONSE")
+      expect(Result.isFailure(bad) && bad.failure.code).toBe("MALFORMED_RESPONSE")
     }))
 
   it.effect("error event: before any chunk the stream FAILS (retryable SERVER); after chunks it ends in-band with usage", () =>
@@ -451,7 +449,7 @@ describe("Anthropic over HTTP", () => {
 
   it.effect("layerConfig reads ANTHROPIC_API_KEY (missing → failure) and ANTHROPIC_BASE_URL", () =>
     Effect.gen(function*() {
-      const env = (map: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
+      const env = (map: Record<string, string>) => Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(map))
       const missing = yield* Effect.exit(Anthropic.config().pipe(env({})))
       expect(Exit.isFailure(missing)).toBe(true)
       const options = yield* Anthropic.config().pipe(env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: "http://gw.example" }))

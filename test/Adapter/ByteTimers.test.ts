@@ -154,7 +154,7 @@ describe("byte-level timers in the HTTP edge (DEC-3, issue 11)", () => {
         Effect.gen(function*() {
           const { chunks, exit } = yield* run(request)
           expect(chunks.filter((c) => c.type === "text-delta")).toMatchObject([{ text: "partial" }])
-          const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+          const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
           expect(failure).toMatchObject({ _tag: "ProviderError", code: "TIMEOUT" })
           expect(failure?.message).toMatch(/idle timeout/)
           expect(failure !== undefined && Llm.isModelRequestFailure(failure)).toBe(true)

@@ -15,7 +15,6 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
@@ -519,7 +518,7 @@ const brokenScripted = (scenario: Contract.Scenario, fault: (chunks: Chunks) => 
   Effect.gen(function*() {
     const { adapter } = yield* Contract.rig(scripted, [scenario])
     return yield* Contract.collect(
-      Stream.unwrap(Effect.map(Stream.runCollect(adapter.stream(Contract.request(scripted))), (c) => Stream.fromIterable(fault(Chunk.toReadonlyArray(c)))))
+      Stream.unwrap(Effect.map(Stream.runCollect(adapter.stream(Contract.request(scripted))), (c) => Stream.fromIterable(fault(c))))
     )
   })
 

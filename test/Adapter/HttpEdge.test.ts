@@ -2,7 +2,6 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -23,7 +22,7 @@ const post = (client: HttpClient.HttpClient, url: string, headers: Record<string
     headers: HttpEdge.mergeHeaders([headers]),
     auth: { scheme: "bearer", key: Redacted.make("k-123456") },
     body: { hello: "wörld" }
-  }).pipe(Stream.decodeText(), Stream.runCollect, Effect.map((c) => Chunk.join(c, "")))
+  }).pipe(Stream.decodeText(), Stream.runCollect, Effect.map((c) => c.join("")))
 
 describe("HttpEdge", () => {
   it("[DEC-8, C-6] the user-agent is effect-harness/<version> (+<homepage>) from package.json", () => {

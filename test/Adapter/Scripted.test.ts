@@ -1,13 +1,13 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -24,9 +24,9 @@ const S = StreamChunk
 const request = (text = "hi"): Message.GenerateOptions => ({ provider: "scripted", model: "demo", messages: [Message.user(text)] })
 
 const collect = (handle: Scripted.Handle, options = request()) =>
-  Stream.runCollect(handle.adapter.stream(options)).pipe(Effect.map(Chunk.toReadonlyArray))
+  Stream.runCollect(handle.adapter.stream(options))
 
-const settle = Effect.repeatN(Effect.yieldNow(), 50)
+const settle = Effect.repeat(Effect.yieldNow, Schedule.recurs(50))
 
 describe("Scripted adapter (DEC-5)", () => {
   it.effect("§12 text(s) = block-start, one delta per character, block-end, usage {10, len}, finish stop", () =>
@@ -202,9 +202,9 @@ describe("Scripted adapter (DEC-5)", () => {
       yield* TestClock.adjust("1 day")
       yield* settle
       expect(seen).toEqual([S.blockStart(0, "text")])
-      expect(fiber.unsafePoll()).toBeNull()
+      expect(fiber.pollUnsafe()).toBeUndefined()
       const exit = yield* Fiber.interrupt(fiber)
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(finalized).toBe(true)
       // hang with explicit items
       expect(Scripted.hang(Scripted.say("x"))).toEqual([Scripted.say("x"), Scripted.forever])

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
@@ -15,7 +14,6 @@ const decodeReads = (reads: ReadonlyArray<Uint8Array>, options?: Sse.DecodeOptio
     Stream.rechunk(1),
     Sse.decode(options),
     Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
     Effect.result
   )
 
@@ -87,8 +85,7 @@ describe("Sse", () => {
       const result = yield* Stream.make(utf8("data: a\n\ndata: [DONE]\n\ndata: after\n\n")).pipe(
         Stream.concat(Stream.fail("the decoder read past [DONE]")),
         Sse.decode(),
-        Stream.runCollect,
-        Effect.map(Chunk.toReadonlyArray)
+        Stream.runCollect
       )
       expect(data(result)).toEqual(["a"])
     }))
@@ -181,13 +178,13 @@ describe("Sse", () => {
         Sse.translate(make),
         Stream.runCollect
       )
-      expect(Chunk.toReadonlyArray(early)).toEqual([{ type: "text-delta", index: 0, text: "a" }])
+      expect(early).toEqual([{ type: "text-delta", index: 0, text: "a" }])
       const normal = yield* Stream.make(utf8("data: a\n\ndata: [DONE]\n\n")).pipe(
         Sse.decode(),
         Sse.translate(make),
         Stream.runCollect
       )
-      expect(Chunk.toReadonlyArray(normal)).toEqual([
+      expect(normal).toEqual([
         { type: "text-delta", index: 0, text: "a" },
         { type: "finish", reason: { kind: "stop" } }
       ])

@@ -16,7 +16,7 @@ const flags = (over: Partial<ProviderChoice.Flags> = {}): ProviderChoice.Flags =
 })
 
 const withEnv = (env: Record<string, string>) => <A, E>(self: Effect.Effect<A, E, FileSystem.FileSystem>) =>
-  self.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))), Effect.provide(NodeFileSystem.layer))
+  self.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env, preserveEmptyStrings: true })), Effect.provide(NodeFileSystem.layer))
 
 describe("ProviderChoice", () => {
   it.effect("no key and no flag → the offline demo model", () =>

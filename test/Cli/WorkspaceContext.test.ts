@@ -100,14 +100,14 @@ describe("WorkspaceContext discovery and baseline", () => {
         "plain/AGENTS.md": "PLAIN"
       })
       const viaEnv = yield* WorkspaceContext.discover(`${t.base}/plain`).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["EFFECT_HARNESS_HOME", `${t.base}/envhome`]])))
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { EFFECT_HARNESS_HOME: `${t.base}/envhome` } }))
       )
       expect(viaEnv.root).toBe(`${t.base}/plain`)
       const envText = textOfMessage(WorkspaceContext.baseline(viaEnv, 100_000).message)
       expect(envText).toContain("Instructions from: $EFFECT_HARNESS_HOME/AGENTS.md\n\nENV HOME")
       expect(envText).toContain("Instructions from: AGENTS.md\n\nPLAIN")
       const viaHome = yield* WorkspaceContext.discover(`${t.base}/plain`).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["HOME", `${t.base}/user`]])))
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { HOME: `${t.base}/user` } }))
       )
       expect(textOfMessage(WorkspaceContext.baseline(viaHome, 100_000).message)).toContain(
         "Instructions from: ~/.effect-harness/AGENTS.md\n\nUSER HOME"

@@ -7,7 +7,7 @@ import * as Json from "../../src/Llm/Json.js"
 const rejects = (value: unknown): Json.JsonError => {
   const result = Json.copyJson(value)
   if (Result.isSuccess(result)) throw new Error(`accepted ${String(value)}`)
-  return result.left
+  return result.failure
 }
 
 describe("Json (V-11)", () => {
@@ -100,10 +100,10 @@ describe("Json (V-11)", () => {
   it.effect("[V-11] the Json schema decodes to a detached copy and reports the path that broke", () =>
     Effect.gen(function*() {
       const input = { a: [1, { b: "c" }] }
-      const decoded = yield* Schema.decodeUnknown(Json.Json)(input)
+      const decoded = yield* Schema.decodeUnknownEffect(Json.Json)(input)
       expect(decoded).toEqual(input)
       expect(decoded).not.toBe(input)
-      const error = yield* Effect.flip(Schema.decodeUnknown(Json.Json)({ a: [1, NaN] }))
+      const error = yield* Effect.flip(Schema.decodeUnknownEffect(Json.Json)({ a: [1, NaN] }))
       expect(error.message).toContain("$.a[1]")
     }))
 

@@ -1,12 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Scripted from "../../src/Adapter/Scripted.js"
 import * as BlockAssembler from "../../src/Llm/BlockAssembler.js"
 import * as ContentBlock from "../../src/Llm/ContentBlock.js"
@@ -37,8 +36,8 @@ const request = (provider: string, messages: ReadonlyArray<Message.Message> = [M
   messages
 })
 
-const textOf = (chunks: Chunk.Chunk<StreamChunk.StreamChunk>) =>
-  Chunk.toReadonlyArray(chunks).flatMap((c) => (c.type === "text-delta" ? [c.text] : [])).join("")
+const textOf = (chunks: ReadonlyArray<StreamChunk.StreamChunk>) =>
+  chunks.flatMap((c) => (c.type === "text-delta" ? [c.text] : [])).join("")
 
 const noRetry = Retry.layer({ maxAttempts: 1 })
 

@@ -185,7 +185,7 @@ describe("Agent", () => {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.status.register((i) => (i.status === "running" ? i.agent.cancel("at start") : Effect.void))
       yield* t.agent.send(text("also dropped"))
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* t.agent.whenIdle
       const events = yield* t.events
       expect(events.filter((e) => e.type === "turn/start")).toHaveLength(1)

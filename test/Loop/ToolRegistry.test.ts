@@ -15,7 +15,7 @@ import { batchEvents, call, rig, runCalls, textOf } from "../support/ToolKit.js"
 const simple = (name: string, description = name) =>
   Tool.raw({ name, description, parameters: { type: "object" }, execute: () => Effect.succeed([ContentBlock.text(`${description} ran`)]) })
 
-class Greeter extends Context.Tag("test/Greeter")<Greeter, { readonly greet: (who: string) => string }>() {}
+class Greeter extends Context.Service<Greeter, { readonly greet: (who: string) => string }>()("test/Greeter") {}
 
 const greet = Tool.make({
   name: "greet",

@@ -30,9 +30,9 @@ class NeverHappened extends Data.TaggedError("NeverHappened")<{ readonly what: s
 
 /** Fails the test (instead of hanging) when a latch is never reached (live clock: used in `it.live` tests). */
 const within = <A, E, R>(effect: Effect.Effect<A, E, R>, what: string) =>
-  Effect.timeoutFail(effect, { duration: Duration.seconds(5), onTimeout: () => new NeverHappened({ what }) })
+  Effect.timeoutOrElse(effect, { duration: Duration.seconds(5), orElse: () => Effect.fail(new NeverHappened({ what })) })
 
-const yields = (n: number) => Effect.repeatN(Effect.yieldNow(), n)
+const yields = (n: number) => Effect.repeat(Effect.yieldNow, { times: n })
 
 /**
  * A controllable tool: each call records `start <id>` / `end <id>`, tracks the in-flight count,
@@ -77,7 +77,9 @@ const controlled = Effect.gen(function*() {
     events: Ref.get(events),
     maxInflight: Ref.get(maxInflight),
     make,
-    started: (id: string) => Effect.flatMap(latch(started, id), Deferred.await),
+    // Effect 4 resumes a waiter synchronously inside the body's `Deferred.succeed`: yield once so the body reaches
+    // its gate before the test goes on (v3 resumed the waiter later, through the scheduler)
+    started: (id: string) => Effect.andThen(Effect.flatMap(latch(started, id), Deferred.await), Effect.yieldNow),
     open: (id: string) => Effect.flatMap(latch(gates, id), (d) => Deferred.succeed(d, undefined)),
     mark
   }
@@ -466,8 +468,9 @@ describe("ToolScheduler", () => {
         Effect.repeat(k.events, { until: (l) => l.length === 2 }),
         "a and b running"
       )
-      const exit = yield* Fiber.interrupt(fiber)
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      yield* Fiber.interrupt(fiber)
+      const exit = yield* Fiber.await(fiber)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(finalized.sort()).toEqual(["a", "b"])
       const events = yield* batchEvents(r)
       expect(shape(events)).toEqual([

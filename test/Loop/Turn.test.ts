@@ -3,7 +3,6 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scripted from "../../src/Adapter/Scripted.js"
 import * as ContentBlock from "../../src/Llm/ContentBlock.js"
@@ -48,7 +47,7 @@ describe("Turn", () => {
         const release = yield* gate.held
         const idle = yield* Effect.forkChild(t.agent.whenIdle)
         expect(yield* t.agent.status).toBe("running")
-        expect(Option.isNone(yield* Fiber.poll(idle))).toBe(true)
+        expect(idle.pollUnsafe()).toBeUndefined()
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(idle)
         expect(yield* t.agent.status).toBe("idle")
@@ -77,7 +76,7 @@ describe("Turn", () => {
           yield* t.prompt(prompt)
           // read the backend itself right after idle: no later drain (scope close) may fill it
           const persisted = yield* Effect.result(backend.load(t.agent.session.id))
-          expect(persisted._tag === "Right" ? persisted.right.events : persisted.left.message).toEqual(yield* t.events)
+          expect(persisted._tag === "Success" ? persisted.success.events : persisted.failure.message).toEqual(yield* t.events)
         }
         expect(yield* t.turnEnds).toEqual([{ kind: "completed" }, { kind: "completed" }])
       }).pipe(Effect.provide(TestKit.layer({

@@ -18,7 +18,7 @@ describe("whenIdle waiters", () => {
       const exited = yield* Deferred.make<void>()
       const gaveUp = yield* Effect.forkChild(Runtime.awaitIdle(state, exited))
       const patient = yield* Effect.forkChild(Runtime.awaitIdle(state, exited))
-      while ((yield* waiters(state)) < 2) yield* Effect.yieldNow()
+      while ((yield* waiters(state)) < 2) yield* Effect.yieldNow
       yield* Fiber.interrupt(gaveUp)
       expect(yield* waiters(state)).toBe(1)
       // the idle transition (what the driver does) releases the remaining caller

@@ -38,7 +38,7 @@ const results = (events: ReadonlyArray<SessionEvent>) =>
   events.flatMap((e) => (e.type === "tool/result" ? [e.data] : []))
 
 const text = (r: { readonly content: ReadonlyArray<{ readonly type: string }> }) =>
-  r.content.map((b) => (b.type === "text" ? (b as unknown as { readonly text: string }).text : "")).join("")
+  r.content.map((b) => (b.type === "text" && "text" in b && typeof b.text === "string" ? b.text : "")).join("")
 
 describe("Mcp tools in the loop (server-everything, server-filesystem over stdio)", () => {
   it.live("offers normalised mcp__ tools, validates arguments, maps results and errors, logs mcp/tools, refreshes on list_changed at a step boundary", () => {

@@ -45,7 +45,7 @@ describe("McpConfig", () => {
     expect(McpConfig.parse("{", "f.json", "project").pipe(Result.mapError((e) => e.message.startsWith("f.json: not valid JSON"))))
       .toEqual(Result.fail(true))
     const bad = McpConfig.parse(JSON.stringify({ mcpServers: { x: { type: "ws", url: "u" } } }), "f.json", "project")
-    expect(Result.isFailure(bad) && bad.left.message.startsWith(`f.json: server "x" is invalid:`)).toBe(true)
+    expect(Result.isFailure(bad) && bad.failure.message.startsWith(`f.json: server "x" is invalid:`)).toBe(true)
   })
 })
 

@@ -22,7 +22,7 @@ describe("EventSize (issue 26)", () => {
       surfaceOp: "append"
     }
     const result = Validate.appendInputGeneric(Surface.makeState(), input, 0, 1)
-    expect(Result.isFailure(result) && result.left.code).toBe("INVALID_EVENT")
-    expect(Result.isFailure(result) && result.left.message).toContain("over the limit of 67108864 bytes")
+    expect(Result.isFailure(result) && result.failure.code).toBe("INVALID_EVENT")
+    expect(Result.isFailure(result) && result.failure.message).toContain("over the limit of 67108864 bytes")
   })
 })

@@ -96,7 +96,7 @@ describe("Session.appendAll", () => {
       yield* Deferred.await(entered)
       const waiting = yield* Effect.forkChild(session.append(userMessage("interrupted while waiting")))
       const next = yield* Effect.forkChild(session.appendAll([userMessage("after"), stepStart(1, 1)]))
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* Fiber.interrupt(waiting)
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(first)

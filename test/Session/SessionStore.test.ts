@@ -213,4 +213,23 @@ describe("SessionStore", () => {
       yield* store.flush(s.id)
       expect((yield* store.stored()).map((x) => x.header.id)).toEqual([s.id])
     }).pipe(Effect.provide(SessionStore.layerMemory)))
+
+  it.effect("a store provided inside a provide of the same layer is a store of its own (Effect 4 reuses enclosing layers)", () =>
+    Effect.gen(function*() {
+      const outer = yield* SessionStore.SessionStore
+      yield* outer.create({ id: "shared-id" })
+      const inner = yield* Effect.provide(
+        Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          // its own live registry and backend: the outer live session is unknown here
+          expect(yield* store.list()).toEqual([])
+          const s = yield* store.create({ id: "shared-id" })
+          expect(s.id).toBe("shared-id")
+          return store
+        }),
+        SessionStore.layerMemory
+      )
+      expect(inner).not.toBe(outer)
+      expect((yield* outer.list()).map((s) => s.id)).toEqual(["shared-id"])
+    }).pipe(Effect.provide(SessionStore.layerMemory)))
 })

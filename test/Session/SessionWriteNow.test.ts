@@ -4,9 +4,8 @@
  * the events committed and unpublished until a later persist succeeds (DEC-11, printed ⇒ written).
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Queue from "effect/Queue"
+import * as PubSub from "effect/PubSub"
 import * as Session from "../../src/Session/Session.js"
 import * as SessionError from "../../src/Session/SessionError.js"
 import type { AppendNow } from "../../src/Session/SessionPersistence.js"
@@ -27,7 +26,10 @@ const harness = (next: () => AppendNow) =>
       }
     })
     const seen = yield* session.subscribe
-    const published = Effect.map(Queue.takeAll(seen), (c): ReadonlyArray<number> => Chunk.toReadonlyArray(c).map((e: SessionEvent) => e.seq))
+    const published = Effect.map(
+      PubSub.takeUpTo(seen, Number.POSITIVE_INFINITY),
+      (c): ReadonlyArray<number> => c.map((e: SessionEvent) => e.seq)
+    )
     return { session, counts, published }
   })
 

@@ -44,7 +44,7 @@ const writeBigLog = (home: string, cwd: string, id: string, mib: number): Effect
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     const encoded = IdEncoding.encode(id)
     if (Result.isFailure(encoded)) throw new Error(`cannot encode ${id}`)
-    const file = join(dir, `${encoded.right}.jsonl`)
+    const file = join(dir, `${encoded.success}.jsonl`)
     const mebibyte = "y".repeat(1024 * 1024)
     const b = new LogBuilder(Date.now() - 60_000)
     b.turnStart(0).user("the big one").requestHeader().stepStart(0, 1)

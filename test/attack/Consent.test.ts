@@ -312,7 +312,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(allowed.code, allowed.stderr).toBe(0)
     }), 120_000)
 
-  it.scopedLive.skipIf(!hasScript)("on a terminal the question shows what would run and grant; n leaves it out, y runs it and remembers", () =>
+  it.live.skipIf(!hasScript)("on a terminal the question shows what would run and grant; n leaves it out, y runs it and remembers", () =>
     Effect.gen(function*() {
       const cli = yield* Cli.bundle
       const root = yield* Cli.tempDir("consent-pty-")

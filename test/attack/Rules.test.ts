@@ -191,7 +191,7 @@ describe("attack: permission rules against shell spellings, redirections, modes 
     TIMEOUT
   )
 
-  it.scopedLive.skipIf(!scriptAvailable)(
+  it.live.skipIf(!scriptAvailable)(
     "[issue 26] at a terminal, --yes still asks a person about an unknowable command under a deny rule and about .mcp.json, without \"always\"",
     () =>
       Effect.gen(function*() {

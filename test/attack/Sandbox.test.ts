@@ -101,7 +101,7 @@ describe.skipIf(!available)("attack: host Unix sockets from the sandbox (issue 2
       })
     ))
 
-  it.scopedLive.skipIf(spawnSync("tmux", ["-V"]).status !== 0)(
+  it.live.skipIf(spawnSync("tmux", ["-V"]).status !== 0)(
     "the user's tmux server in /tmp cannot be told to type a command",
     () =>
       withWorkspace((root) =>

@@ -428,7 +428,7 @@ const canonicalCode = /^[A-Z][A-Z0-9_]*$/
 /** The ONE consumer of C-4: the failure code of a run on either path (`undefined`: no failure). */
 export const failureCode = (run: Run): string | undefined => {
   if (Exit.isFailure(run.exit)) {
-    const error = Cause.failureOption(run.exit.cause)
+    const error = Cause.findErrorOption(run.exit.cause)
     return Option.isSome(error) ? error.value.code : "DEFECT"
   }
   const last = run.chunks.at(-1)
@@ -459,7 +459,7 @@ export const checkInBand = (run: Run, code: string): void => {
  */
 export const checkStreamFailure = (run: Run, code: string, message?: string): void => {
   expect(Exit.isFailure(run.exit), "[C-4] the stream fails").toBe(true)
-  const failure = Exit.isFailure(run.exit) ? Cause.failureOption(run.exit.cause) : Option.none()
+  const failure = Exit.isFailure(run.exit) ? Cause.findErrorOption(run.exit.cause) : Option.none()
   expect(
     Option.isSome(failure),
     `[C-4] the failure is a typed error in the error channel; got ${describeExit(run.exit)}`
@@ -523,7 +523,7 @@ export const checkClosed = (
 
 /** C-8 / DEC-1: the consumer was interrupted, and no `finish` was emitted. */
 export const checkInterrupted = (run: Run): void => {
-  expect(Exit.isInterrupted(run.exit), `[C-8] the consumer ends interrupted; got ${describeExit(run.exit)}`).toBe(true)
+  expect(Exit.hasInterrupts(run.exit), `[C-8] the consumer ends interrupted; got ${describeExit(run.exit)}`).toBe(true)
   expect(run.chunks.some((c) => c.type === "finish"), "[C-8] no finish before the interruption").toBe(false)
 }
 
@@ -713,7 +713,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
             // first event: a typed stream failure, no chunk, the raw code kept
             const failed = yield* play(first)
             checkStreamFailure(failed, code)
-            const error = Exit.isFailure(failed.exit) ? Option.getOrUndefined(Cause.failureOption(failed.exit.cause)) : undefined
+            const error = Exit.isFailure(failed.exit) ? Option.getOrUndefined(Cause.findErrorOption(failed.exit.cause)) : undefined
             expect(error !== undefined && LlmError.isRetryable(error), `${kind}: retryable before the first chunk`).toBe(inBandRetryable[kind])
             expect(error?._tag === "ProviderError" ? error.providerCode : undefined, `${kind}: raw provider code kept`).toBeDefined()
             // through the Llm service: retried exactly when retryable (the next reply is a text answer)
@@ -800,7 +800,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
             // interrupted while waiting for the response headers
             const fiber = yield* Effect.forkChild(collect(adapter.stream(req)))
             yield* server.awaitRequests(3)
-            expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+            expect(Exit.hasInterrupts(yield* Fiber.interrupt(fiber))).toBe(true)
             yield* checkClosed(server, 2)
           }))
       )

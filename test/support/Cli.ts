@@ -4,7 +4,7 @@
  *
  * Build once: {@link bundle} builds `src/Cli/main.ts` with the same esbuild options as the
  * `bundle` script into `.tmp/cli-e2e/<hash of src/ and package.json>/harness.mjs` (inside the
- * repository, so the external `better-sqlite3` resolves from `node_modules`). A bundle for the
+ * repository, like the package's own bundle). A bundle for the
  * same sources is reused across test files and runs; concurrent workers building the same hash
  * wait on a lock directory instead of building twice; bundles of other sources older than 6 hours
  * are pruned. `dist-bundle/` is never touched (others may be rebuilding it while the tests run).
@@ -83,9 +83,8 @@ export const bundleOptions = (outfile: string): esbuild.BuildOptions => ({
   bundle: true,
   platform: "node",
   format: "esm",
-  target: "node20",
+  target: "node22",
   logLevel: "warning",
-  external: ["better-sqlite3"],
   outfile,
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" }
 })
@@ -323,8 +322,8 @@ export const readLog = (file: string): SessionLog => {
   if (first === undefined) throw new Error(`${file} is empty`)
   const header = JSON.parse(first) as SessionLog["header"]
   const validated = Validate.seed(rest.map((line) => JSON.parse(line) as unknown))
-  if (Result.isFailure(validated)) throw new Error(`${file}: ${validated.left.message}`)
-  return { file, header, events: validated.right }
+  if (Result.isFailure(validated)) throw new Error(`${file}: ${validated.failure.message}`)
+  return { file, header, events: validated.success }
 }
 
 /**

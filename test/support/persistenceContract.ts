@@ -44,7 +44,7 @@ const id = (s: string) => s as SessionId
 const failure = <A>(effect: Effect.Effect<A, SessionError>) =>
   Effect.map(Effect.result(effect), (r) => {
     if (Result.isSuccess(r)) throw new Error("expected a failure")
-    return r.left
+    return r.failure
   })
 
 const oneTurn = () => new LogBuilder().completeTurn("first prompt line\nsecond line")

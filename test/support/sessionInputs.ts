@@ -83,8 +83,8 @@ export const appendAll = (session: Session.Session, inputs: ReadonlyArray<Append
 export const failsWith = <A, R>(effect: Effect.Effect<A, SessionError, R>, code: SessionErrorCode) =>
   Effect.map(Effect.result(effect), (r) => {
     if (Result.isSuccess(r)) throw new Error(`expected ${code}, got success`)
-    if (r.left.code !== code) throw new Error(`expected ${code}, got ${r.left.code}: ${r.left.message}`)
-    return r.left
+    if (r.failure.code !== code) throw new Error(`expected ${code}, got ${r.failure.code}: ${r.failure.message}`)
+    return r.failure
   })
 
 /** An untyped append (to hand the session shapes the types forbid). */

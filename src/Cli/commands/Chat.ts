@@ -255,7 +255,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
 
     const program = Effect.gen(function*() {
       const printer = Output.make("text", undefined, CommonOptions.modelFacts(args, HarnessLayer.routeOf(choice), choice.model))
-      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.CloseableScope } | undefined>(
+      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.Closeable } | undefined>(
         undefined
       )
       const open = (fresh: boolean) =>

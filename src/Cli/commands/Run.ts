@@ -13,9 +13,9 @@
  *
  * @since 0.1.0
  */
-import * as Args from "effect/cli/Args"
+import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
-import * as Options from "effect/cli/Options"
+import * as Flag from "effect/cli/Flag"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -30,6 +30,7 @@ import * as ToolRegistry from "../../Loop/ToolRegistry.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import { CliError } from "../CliError.js"
+import * as CommandDoc from "../CommandDoc.js"
 import * as CommonOptions from "../CommonOptions.js"
 import { ExitCode } from "../ExitCode.js"
 import * as HarnessLayer from "../HarnessLayer.js"
@@ -155,7 +156,7 @@ export const runOnce = (options: {
     const firstStop = yield* Ref.make(Option.none<Signals.Stop>())
     const cancelOnStop = Queue.take(stops).pipe(
       Effect.tap((stop) => Ref.set(firstStop, Option.some(stop))),
-      Effect.zipLeft(Signals.armHardExit),
+      Effect.tap(() => Signals.armHardExit),
       Effect.flatMap((stop) => agent.cancel(Signals.reason(stop)))
     )
     yield* Effect.raceFirst(agent.whenIdle, Effect.andThen(cancelOnStop, Effect.never))
@@ -167,7 +168,7 @@ export const runOnce = (options: {
       stop: yield* Ref.get(firstStop),
       summary: folded,
       durationMs: (yield* Clock.currentTimeMillis) - started,
-      saveFailure: Result.isFailure(saved) ? saved.left : undefined
+      saveFailure: Result.isFailure(saved) ? saved.failure : undefined
     }
   })).pipe(Effect.provideService(Retry.Notices, printer.retry))
 }
@@ -232,14 +233,14 @@ export const command = Command.make(
   "run",
   {
     ...CommonOptions.options,
-    json: Options.boolean("json").pipe(Options.withDescription("same as --output-format stream-json")),
-    outputFormat: Options.choice("output-format", outputFormats).pipe(
-      Options.withDescription(
+    json: CommandDoc.boolean("json").pipe(Flag.withDescription("same as --output-format stream-json")),
+    outputFormat: Flag.Literals("output-format", outputFormats).pipe(
+      Flag.withDescription(
         "text (the answer; default) | json (one result object at the end) | stream-json (JSON Lines: init, every event, result); see docs/cli-json.md"
       ),
-      Options.optional
+      Flag.optional
     ),
-    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("the prompt, or - to read it from stdin"))
+    prompt: Argument.String("prompt").pipe(Argument.withDescription("the prompt, or - to read it from stdin"))
   },
   (args) =>
     Effect.gen(function*() {

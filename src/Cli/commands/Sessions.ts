@@ -27,9 +27,9 @@
  *
  * @since 0.1.0
  */
-import * as Args from "effect/cli/Args"
+import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
-import * as Options from "effect/cli/Options"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
@@ -42,7 +42,9 @@ import type { SessionError } from "../../Session/SessionError.js"
 import { SessionPersistence } from "../../Session/SessionPersistence.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
+import * as CommandDoc from "../CommandDoc.js"
 import * as CommonOptions from "../CommonOptions.js"
+import * as HarnessLayer from "../HarnessLayer.js"
 import { ExitCode } from "../ExitCode.js"
 import * as LogStructure from "../LogStructure.js"
 import * as Output from "../Output.js"
@@ -57,18 +59,17 @@ import * as UserErrors from "../sessions/UserErrors.js"
 
 const store = CommonOptions.options.store
 
+// a store that cannot be opened is a session error (exit 4)
+const openStore = HarnessLayer.mapLayerError((e: { readonly message: string }) =>
+  new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
+)
+
 const persistenceLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersistence, CliError> =>
-  Layer.mapError(
-    kind === "sqlite" ? Sqlite.layer() : Jsonl.layer(),
-    (e) => new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
-  )
+  openStore(kind === "sqlite" ? Sqlite.layer() : Jsonl.layer())
 
 /** the store for commands that only read (list, show, stats, replay, verify): SQLite opened read-only (issue 26) */
 const readerLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersistence, CliError> =>
-  Layer.mapError(
-    kind === "sqlite" ? Sqlite.layer({ readOnly: true }) : Jsonl.layer(),
-    (e) => new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
-  )
+  openStore(kind === "sqlite" ? Sqlite.layer({ readOnly: true }) : Jsonl.layer())
 
 const storeLayer = (kind: "jsonl" | "sqlite") => SessionStore.layer.pipe(Layer.provide(persistenceLayer(kind)))
 
@@ -104,7 +105,7 @@ const snapshot = (input: string) =>
 
 const list = Command.make(
   "list",
-  { store, json: Options.boolean("json").pipe(Options.withDescription("one JSON line per session")) },
+  { store, json: CommandDoc.boolean("json").pipe(Flag.withDescription("one JSON line per session")) },
   ({ json, store }) =>
     Effect.gen(function*() {
       const persistence = yield* SessionPersistence
@@ -127,7 +128,7 @@ const list = Command.make(
     }).pipe(Effect.provide(readerLayer(store)))
 ).pipe(Command.withDescription("list stored sessions, most recent first (any unique id prefix works as an id)"))
 
-const id = Args.text({ name: "id" }).pipe(Args.withDescription("session id, or any unique prefix of it"))
+const id = Argument.String("id").pipe(Argument.withDescription("session id, or any unique prefix of it"))
 
 const show = Command.make("show", { store, id }, ({ id, store }) =>
   Effect.gen(function*() {
@@ -150,7 +151,7 @@ const show = Command.make("show", { store, id }, ({ id, store }) =>
     Command.withDescription("print a session's transcript by numbered turn (how each turn ended, partial answers)")
   )
 
-const json = Options.boolean("json").pipe(Options.withDescription("print the report as one JSON line"))
+const json = CommandDoc.boolean("json").pipe(Flag.withDescription("print the report as one JSON line"))
 
 const findingJson = (f: ReplayCheck.Finding) => ({
   rule: f.rule.name,
@@ -307,13 +308,13 @@ const fork = Command.make(
   {
     store,
     id,
-    turn: Options.integer("turn").pipe(
-      Options.withDescription("keep the session up to the end of this turn (numbers as in sessions show; default: the last completed turn)"),
-      Options.optional
+    turn: Flag.Int("turn").pipe(
+      Flag.withDescription("keep the session up to the end of this turn (numbers as in sessions show; default: the last completed turn)"),
+      Flag.optional
     ),
-    at: Options.integer("at").pipe(
-      Options.withDescription("keep the session up to this event number, which must end a turn (shown by sessions show)"),
-      Options.optional
+    at: Flag.Int("at").pipe(
+      Flag.withDescription("keep the session up to this event number, which must end a turn (shown by sessions show)"),
+      Flag.optional
     )
   },
   ({ at, id, store, turn }) =>
@@ -334,7 +335,7 @@ const fork = Command.make(
 
 const rename = Command.make(
   "rename",
-  { store, id, title: Args.text({ name: "title" }).pipe(Args.withDescription("the new title (empty: remove it)")) },
+  { store, id, title: Argument.String("title").pipe(Argument.withDescription("the new title (empty: remove it)")) },
   ({ id, store, title }) =>
     Effect.scoped(Effect.gen(function*() {
       const sessions = yield* SessionStore.SessionStore
@@ -366,7 +367,7 @@ const rm = Command.make(
   {
     store,
     id,
-    yes: Options.boolean("yes").pipe(Options.withAlias("y"), Options.withDescription("delete without asking"))
+    yes: CommandDoc.boolean("yes").pipe(Flag.withAlias("y"), Flag.withDescription("delete without asking"))
   },
   ({ id, store, yes }) =>
     Effect.gen(function*() {

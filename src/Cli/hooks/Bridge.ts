@@ -520,13 +520,16 @@ export const install = (
         const exit = yield* Effect.exit(
           timeoutMs === undefined
             ? Effect.map(body, (o) => ({ o }))
-            : Effect.timeoutTo(body, { duration: timeoutMs, onTimeout: () => undefined, onSuccess: (o) => ({ o }) })
+            : Effect.timeoutOrElse(Effect.map(body, (o) => ({ o })), {
+              duration: timeoutMs,
+              orElse: () => Effect.succeed(undefined)
+            })
         )
         let result: Tool.ToolExecutionResult
         if (Exit.isSuccess(exit) && exit.value === undefined) {
           result = ToolPipeline.timeoutResult(timeoutMs ?? 0)
         } else if (Exit.isFailure(exit)) {
-          result = Cause.isInterruptedOnly(exit.cause) ? ToolPipeline.errorResult("tool call was interrupted") : ToolPipeline.failureResult(exit.cause)
+          result = Cause.hasInterruptsOnly(exit.cause) ? ToolPipeline.errorResult("tool call was interrupted") : ToolPipeline.failureResult(exit.cause)
         } else if (exit.value === undefined || Option.isNone(exit.value.o)) {
           const reason = yield* StepSignal.reason(input.signal)
           result = ToolPipeline.abortedResult(Option.getOrElse(reason, () => ({ _tag: "Cancelled", reason: "cancelled" }) as const))

@@ -46,12 +46,14 @@ export const append = (sessions: Service, agentId: string, input: AppendInput): 
       ))
 
 /**
- * The directory, fed by the loop's lifecycle notifications for the layer's lifetime.
+ * The directory, fed by the loop's lifecycle notifications for the layer's lifetime. `Layer.fresh`:
+ * Effect 4 memoizes layers across `provide` calls, and a directory built on another harness's
+ * hooks would never see this harness's agents.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<AgentSessions, never, Hooks.LoopHooks> = Layer.effect(
+export const layer: Layer.Layer<AgentSessions, never, Hooks.LoopHooks> = Layer.fresh(Layer.effect(
   AgentSessions,
   Effect.gen(function*() {
     const hooks = yield* Hooks.LoopHooks
@@ -66,4 +68,4 @@ export const layer: Layer.Layer<AgentSessions, never, Hooks.LoopHooks> = Layer.e
     )
     return { get: (id) => Effect.map(Ref.get(agents), (m) => m.get(id)) }
   })
-)
+))

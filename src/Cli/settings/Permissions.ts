@@ -444,12 +444,14 @@ export const layer = (options: Options): Layer.Layer<Permissions, never, FileSys
 
 /**
  * The engine's deny rules as the read-only tools' {@link ReadFilter.ReadFilter}: `ls`, `glob`,
- * `grep` and `read` never show a path a deny rule covering `read` hides.
+ * `grep` and `read` never show a path a deny rule covering `read` hides. `Layer.fresh`: Effect 4
+ * memoizes layers across `provide` calls, and a filter built on another harness's engine would
+ * apply that harness's deny rules.
  *
  * @since 0.1.0
  * @category layers
  */
-export const readFilter: Layer.Layer<ReadFilter.ReadFilter, never, Permissions> = Layer.effect(
+export const readFilter: Layer.Layer<ReadFilter.ReadFilter, never, Permissions> = Layer.fresh(Layer.effect(
   ReadFilter.ReadFilter,
   Effect.map(Permissions, (engine) => ReadFilter.ReadFilter.of({ hidden: engine.hiddenFromReads }))
-)
+))

@@ -14,6 +14,7 @@ import type TreeSitterModule from "@vscode/tree-sitter-wasm"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
@@ -130,9 +131,9 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
   return ShellParser.of({
     analyze: (command) =>
       Effect.map(language, (loaded) =>
-        loaded._tag === "Left"
-          ? unavailable(loaded.left.message)
-          : ShellCommand.analyze(command, parserOf(loaded.right)))
+        Result.isFailure(loaded)
+          ? unavailable(loaded.failure.message)
+          : ShellCommand.analyze(command, parserOf(loaded.success)))
   })
 })
 

@@ -60,14 +60,13 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  pattern: Schema.String.annotations({
+  pattern: Schema.String.annotate({
     description: "Glob pattern, matched against paths relative to `path`; use **/ to match at any depth"
   }),
-  path: Schema.optionalWith(
-    Schema.String.annotations({
+  path: Schema.optionalKey(
+    Schema.String.annotate({
       description: "Directory to search in, relative to the workspace root or absolute inside it (default: the root)"
-    }),
-    { exact: true }
+    })
   )
 })
 

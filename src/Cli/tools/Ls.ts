@@ -56,11 +56,10 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  path: Schema.optionalWith(
-    Schema.String.annotations({
+  path: Schema.optionalKey(
+    Schema.String.annotate({
       description: "Directory to list, relative to the workspace root or absolute inside it (default: the root)"
-    }),
-    { exact: true }
+    })
   )
 })
 

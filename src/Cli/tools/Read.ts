@@ -80,20 +80,18 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  file_path: Schema.String.annotations({
+  file_path: Schema.String.annotate({
     description: "Path of the file, relative to the workspace root or absolute inside it"
   }),
-  offset: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1)).annotations({
+  offset: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
       description: "1-based line number to start reading at (default 1)"
-    }),
-    { exact: true }
+    })
   ),
-  limit: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1)).annotations({
+  limit: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
       description: `Maximum number of lines to return (default and maximum ${MAX_LINES})`
-    }),
-    { exact: true }
+    })
   )
 })
 

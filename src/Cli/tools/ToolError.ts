@@ -64,23 +64,23 @@ export const make = (code: BuiltinToolErrorCode, message: string): BuiltinToolEr
 
 /**
  * Maps a platform file-system failure on `display` (a workspace-relative path) to a readable
- * {@link BuiltinToolError}.
+ * {@link BuiltinToolError}: the wrapper's `reason` decides (`NotFound` → `NOT_FOUND`,
+ * `PermissionDenied` → `PERMISSION_DENIED`, any other system error or a bad argument → `IO_ERROR`).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fromPlatform = (error: PlatformError.PlatformError, display: string): BuiltinToolError => {
-  if (error._tag === "SystemError") {
-    switch (error.reason) {
-      case "NotFound":
-        return make("NOT_FOUND", `no such file or directory: ${display}`)
-      case "PermissionDenied":
-        return make("PERMISSION_DENIED", `permission denied: ${display}`)
-      default:
-        return make("IO_ERROR", `cannot access ${display}: ${error.reason}${errorDetail(error)}`)
-    }
+  const reason = error.reason
+  if (reason._tag === "BadArgument") return make("IO_ERROR", `cannot access ${display}: ${reason.message}`)
+  switch (reason._tag) {
+    case "NotFound":
+      return make("NOT_FOUND", `no such file or directory: ${display}`)
+    case "PermissionDenied":
+      return make("PERMISSION_DENIED", `permission denied: ${display}`)
+    default:
+      return make("IO_ERROR", `cannot access ${display}: ${reason._tag}${errorDetail(reason)}`)
   }
-  return make("IO_ERROR", `cannot access ${display}: ${error.message}`)
 }
 
 const errorDetail = (error: PlatformError.SystemError): string => {

@@ -51,10 +51,10 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  file_path: Schema.String.annotations({
+  file_path: Schema.String.annotate({
     description: "Path of the file, relative to the workspace root or absolute inside it"
   }),
-  content: Schema.String.annotations({ description: "The complete new content of the file" })
+  content: Schema.String.annotate({ description: "The complete new content of the file" })
 })
 
 /**

@@ -443,7 +443,7 @@ export const run = (context: Context) =>
     const stopped = yield* Ref.make<Signals.Stop | undefined>(undefined)
 
     const program = Effect.gen(function*() {
-      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.CloseableScope } | undefined>(
+      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.Closeable } | undefined>(
         undefined
       )
       const open = (session: Agent.SessionChoice, model: string) =>

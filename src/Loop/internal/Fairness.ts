@@ -23,7 +23,6 @@
  * @since 0.2.0
  */
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
 import * as Scheduler from "effect/Scheduler"
 
 /**

@@ -71,16 +71,11 @@ export const make = (max: number): FilePool => {
   let active = 0
 
   /**
-   * Closes a handle in a child fiber of its own (awaited, uninterruptibly). A scope's finalizer runs
-   * with the FiberRefs of the fiber that opened the file, and leaves their history (each FiberRef's
-   * stack of values) in the fiber that runs it. Closed inline by another session's fiber (an LRU
-   * eviction), every eviction would chain the opener's history onto the evicting driver's, which keeps
-   * the contexts (spans, services) of every turn of every agent so linked alive (issue 20).
+   * Closes a handle inline, uninterruptibly. (Effect 3 closed it in a child fiber: a finalizer left
+   * the opener's FiberRef stacks in the fiber that ran it, issue 20 / decision 0020; Effect 4 has no
+   * FiberRef stacks, decision 0023.)
    */
-  const closeHandle = (h: Handle): Effect.Effect<void> =>
-    // v4 port: Effect 4 has no FiberRef stacks for a finalizer to leave behind (decision 0020), so the
-    // handle is closed inline, without the child fiber the v3 code needs
-    Effect.uninterruptible(Scope.close(h.scope, Exit.void))
+  const closeHandle = (h: Handle): Effect.Effect<void> => Effect.uninterruptible(Scope.close(h.scope, Exit.void))
 
   /** closes least recently used idle handles until one more descriptor fits */
   const makeRoom: Effect.Effect<void> = Effect.suspend(() => {

@@ -194,7 +194,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
       }
       if (stored !== undefined && !tracked.has(id)) {
         const adopted = loadSync(id)
-        if (Result.isFailure(adopted)) return adopted.left
+        if (Result.isFailure(adopted)) return adopted.failure
         stored = storage.sessions.get(id)
       }
       const header = tracked.get(id)
@@ -205,8 +205,8 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
       }
       const nextSeq = stored === undefined ? 0 : stored.records.length
       const batch = Records.validateBatch(id, events, nextSeq)
-      if (Result.isFailure(batch)) return batch.left
-      const lines = batch.right.map(Records.encodeEvent)
+      if (Result.isFailure(batch)) return batch.failure
+      const lines = batch.success.map(Records.encodeEvent)
       if (stored === undefined) {
         storage.sessions.set(id, { header: JSON.stringify(Records.headerRecord(header)), records: lines })
         intents.delete(id)
@@ -222,8 +222,8 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
       create: (header) =>
         Effect.suspend(() => {
           const valid = Records.validateHeader(header)
-          if (Result.isFailure(valid)) return Effect.fail(valid.left)
-          const id = valid.right.id
+          if (Result.isFailure(valid)) return Effect.fail(valid.failure)
+          const id = valid.success.id
           if (tracked.has(id) || storage.sessions.has(id)) {
             return Effect.fail(SessionError.make(
               "SESSION_ALREADY_EXISTS",
@@ -231,7 +231,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
               { sessionId: id }
             ))
           }
-          tracked.set(id, valid.right)
+          tracked.set(id, valid.success)
           intents.add(id)
           if (held.has(id)) intentsUnderLock.add(id)
           return Effect.void
@@ -246,8 +246,8 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
         { now: (id: SessionId, events: ReadonlyArray<SessionEvent>) => appendSync(id, events) ?? "written" }
       ),
       sync: () => Effect.void,
-      load: (id) => Effect.suspend(() => loadSync(id)),
-      snapshot: (id) => Effect.suspend(() => loadSync(id, false)),
+      load: (id) => Effect.suspend(() => Effect.fromResult(loadSync(id))),
+      snapshot: (id) => Effect.suspend(() => Effect.fromResult(loadSync(id, false))),
       list: () =>
         Effect.sync(() => {
           const out: Array<SessionSummary> = []
@@ -305,12 +305,15 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
   })
 
 /**
- * The in-memory backend over fresh storage (one storage per layer build).
+ * The in-memory backend over fresh storage (one storage per layer build). Fresh at every use
+ * (Effect 4 reuses a layer an enclosing `provide` already built), so two uses never share storage.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<SessionPersistence> = Layer.effect(SessionPersistence, Effect.suspend(() => make()))
+export const layer: Layer.Layer<SessionPersistence> = Layer.fresh(
+  Layer.effect(SessionPersistence, Effect.suspend(() => make()))
+)
 
 /**
  * The in-memory backend over the given storage.

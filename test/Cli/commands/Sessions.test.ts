@@ -23,7 +23,7 @@ describe("sessions fork boundary (issue 15: --turn N, --at <event>)", () => {
   it("refuses negative, missing, mid-turn and unfinished points in words", () => {
     const left = (turn: Option.Option<number>, at: Option.Option<number>) => {
       const r = forkBoundary(log, { turn, at })
-      return Result.isFailure(r) ? r.left : "accepted"
+      return Result.isFailure(r) ? r.failure : "accepted"
     }
     expect(left(none, Option.some(-1))).toBe("--at takes an event number (0 or more), not -1")
     expect(left(none, Option.some(9))).toBe("there is no event #9: the session has events #0-#5")

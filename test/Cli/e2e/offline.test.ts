@@ -80,7 +80,7 @@ describe("harness CLI end to end on the offline default", () => {
         const init = Schema.decodeUnknownSync(InitLine, { onExcessProperty: "error" })(JSON.parse(all[0]!))
         const final = Schema.decodeUnknownSync(ResultLine, { onExcessProperty: "error" })(JSON.parse(all.at(-1)!))
         const lines = all.slice(1, -1)
-        const decode = Schema.decodeUnknownEither(EnvelopeSchema)
+        const decode = Schema.decodeUnknownResult(EnvelopeSchema)
         const parsed = lines.map((line, i) => {
           const raw = JSON.parse(line) as unknown
           const decoded = decode(raw)
@@ -89,8 +89,8 @@ describe("harness CLI end to end on the offline default", () => {
         })
         // full validation: envelopes, core payloads, surface metadata and seq contiguity from 0
         const validated = Validate.seed(parsed)
-        if (Result.isFailure(validated)) throw new Error(validated.left.message)
-        const events = validated.right
+        if (Result.isFailure(validated)) throw new Error(validated.failure.message)
+        const events = validated.success
         expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i))
         expect(events[0]?.type).toBe("turn/start")
         expect(events.at(-1)).toMatchObject({ type: "turn/end", data: { reason: { kind: "completed" } } })

@@ -26,7 +26,7 @@ describe("HomeWorkspace (issue 26)", () => {
       mkdirSync(home)
       symlinkSync(home, join(root, "link"))
       const withHome = <A, E, R>(e: Effect.Effect<A, E, R>) =>
-        Effect.withConfigProvider(e, ConfigProvider.fromMap(new Map([["HOME", join(root, "link")]])))
+        Effect.provideService(e, ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({ HOME: join(root, "link") }))
       const refused = yield* Effect.exit(withHome(HomeWorkspace.check({ cwd: home, allow: false })))
       expect(Exit.isFailure(refused)).toBe(true)
       if (Exit.isFailure(refused)) {

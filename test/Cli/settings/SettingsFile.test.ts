@@ -12,9 +12,9 @@ describe("SettingsFile (HB-1, HB-2)", () => {
     }))
     expect(Result.isSuccess(r)).toBe(true)
     if (Result.isSuccess(r)) {
-      expect(r.right.settings.hooks?.["PreToolUse"]?.[0]?.hooks[0]?.onFailure).toBe("block")
-      expect(r.right.settings.permissions?.defaultMode).toBe("plan")
-      expect(r.right.warnings).toEqual([])
+      expect(r.success.settings.hooks?.["PreToolUse"]?.[0]?.hooks[0]?.onFailure).toBe("block")
+      expect(r.success.settings.permissions?.defaultMode).toBe("plan")
+      expect(r.success.warnings).toEqual([])
     }
   })
 
@@ -22,7 +22,7 @@ describe("SettingsFile (HB-1, HB-2)", () => {
     const r = decode("{\n  \"hooks\": {\n    \"Stop\": [,]\n  }\n}")
     expect(Result.isFailure(r)).toBe(true)
     if (Result.isFailure(r)) {
-      expect(r.left.message).toMatch(/^proj\/settings\.json line 3: not valid JSON$/)
+      expect(r.failure.message).toMatch(/^proj\/settings\.json line 3: not valid JSON$/)
     }
   })
 
@@ -31,36 +31,36 @@ describe("SettingsFile (HB-1, HB-2)", () => {
     const r = decode(text)
     expect(Result.isFailure(r)).toBe(true)
     if (Result.isFailure(r)) {
-      expect(r.left.message).toContain("proj/settings.json line 4")
-      expect(r.left.message).toContain("\"permissions.deny\"")
-      expect(r.left.message).not.toContain("\n")
+      expect(r.failure.message).toContain("proj/settings.json line 4")
+      expect(r.failure.message).toContain("\"permissions.deny\"")
+      expect(r.failure.message).not.toContain("\n")
     }
     const bad = decode("{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"x\", \"onFailure\": \"maybe\"}]}]}}")
-    expect(Result.isFailure(bad) && bad.left.message).toContain("\"hooks.Stop[0].hooks[0].onFailure\"")
+    expect(Result.isFailure(bad) && bad.failure.message).toContain("\"hooks.Stop[0].hooks[0].onFailure\"")
   })
 
   it("HB-1: unknown keys warn (ours), Claude Code's other keys are ignored silently", () => {
     const ours = decode(JSON.stringify({ hooks: {}, flavour: "red" }))
-    expect(Result.isSuccess(ours) && ours.right.warnings).toEqual(["proj/settings.json: unknown key \"flavour\" ignored"])
+    expect(Result.isSuccess(ours) && ours.success.warnings).toEqual(["proj/settings.json: unknown key \"flavour\" ignored"])
     const claude = decode(JSON.stringify({ model: "x", env: {}, permissions: { allow: [], additionalDirectories: ["/x"] } }), "claude")
-    expect(Result.isSuccess(claude) && claude.right.warnings).toEqual([])
+    expect(Result.isSuccess(claude) && claude.success.warnings).toEqual([])
   })
 
   it("[issue 15] CLI defaults: provider, model, store, colour are read (ours only) and checked", () => {
     const ours = decode(JSON.stringify({ provider: "anthropic", model: "m", store: "sqlite", colour: "never" }))
-    expect(Result.isSuccess(ours) && ours.right).toEqual({
+    expect(Result.isSuccess(ours) && ours.success).toEqual({
       settings: { provider: "anthropic", model: "m", store: "sqlite", colour: "never" },
       warnings: []
     })
     const claude = decode(JSON.stringify({ model: "claude-x" }), "claude")
-    expect(Result.isSuccess(claude) && claude.right.settings).toEqual({})
+    expect(Result.isSuccess(claude) && claude.success.settings).toEqual({})
     const bad = decode("{\n  \"store\": \"csv\"\n}")
-    expect(Result.isFailure(bad) && bad.left.message).toBe("proj/settings.json line 2: \"store\" must be one of \"jsonl\", \"sqlite\" (found \"csv\")")
+    expect(Result.isFailure(bad) && bad.failure.message).toBe("proj/settings.json line 2: \"store\" must be one of \"jsonl\", \"sqlite\" (found \"csv\")")
   })
 
   it("HB-2: other handler types are reported as unsupported", () => {
     const r = decode(JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "prompt", prompt: "x" }] }] } }))
-    expect(Result.isSuccess(r) && r.right.warnings[0]).toContain("unsupported type \"prompt\"")
+    expect(Result.isSuccess(r) && r.success.warnings[0]).toContain("unsupported type \"prompt\"")
   })
 })
 
@@ -74,8 +74,8 @@ describe("SettingsFile messages", () => {
     ]
     for (const [text, expected] of cases) {
       const r = SettingsFile.decode("s.json", text, "harness")
-      expect(Result.isFailure(r) && r.left.message).toContain(expected)
-      expect(Result.isFailure(r) && r.left.message).not.toMatch(/ReadonlyArray|Expected/)
+      expect(Result.isFailure(r) && r.failure.message).toContain(expected)
+      expect(Result.isFailure(r) && r.failure.message).not.toMatch(/ReadonlyArray|Expected/)
     }
   })
 })

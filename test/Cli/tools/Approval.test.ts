@@ -28,7 +28,7 @@ const prompted = (
     if (discardMs > 0) {
       // wait until the question is shown (after the discard window), then answer
       while (!shown.includes(question)) yield* Effect.sleep(5)
-    } else yield* Effect.yieldNow()
+    } else yield* Effect.yieldNow
     answer(input)
     const result = yield* Fiber.join(fiber)
     return { result, shown }

@@ -24,7 +24,7 @@ const awaitPids = (path: string, count: number) =>
       if (pids.length >= count) return pids
       yield* Effect.sleep(25)
     }
-    return yield* Effect.dieMessage(`no ${count} pids in ${path}`)
+    return yield* Effect.die(new Error(`no ${count} pids in ${path}`))
   })
 
 describe("bash", () => {

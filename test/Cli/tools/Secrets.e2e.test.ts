@@ -63,7 +63,7 @@ const huntIn = (extraArgs: ReadonlyArray<string>, extraEnv: Readonly<Record<stri
 const value = (text: string, key: string): string | undefined => new RegExp(`^${key}=(.*)$`, "m").exec(text)?.[1]
 
 describe("secrets kept out of tools (issue 16)", () => {
-  it.scopedLive.skipIf(!Sandbox.availability().available)(
+  it.live.skipIf(!Sandbox.availability().available)(
     "sandboxed bash: no secret in env, /proc/$PPID, any ancestor or any visible process; printed secrets are <redacted>",
     () =>
       Effect.gen(function*() {

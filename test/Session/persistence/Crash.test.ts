@@ -80,7 +80,7 @@ const waitFor = (child: Child, pred: (line: string) => boolean) =>
     }
     const onExit = () => {
       cleanup()
-      resume(Effect.dieMessage(`child exited early: ${child.stderr.join("")}`))
+      resume(Effect.die(new Error(`child exited early: ${child.stderr.join("")}`)))
     }
     const cleanup = () => {
       child.process.off("line", check)

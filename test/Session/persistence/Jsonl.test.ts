@@ -1,5 +1,5 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { SystemError } from "effect/PlatformError"
+import * as PlatformError from "effect/PlatformError"
 import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -170,7 +170,7 @@ describe("Jsonl backend", () => {
                   return Effect.andThen(
                     handle.writeAll(bytes.subarray(0, Math.floor(bytes.byteLength / 2))),
                     Effect.fail(
-                      new SystemError({ module: "FileSystem", method: "writeAll", reason: "Unknown", pathOrDescriptor: file, description: "disk full (simulated)" })
+                      PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method: "writeAll", pathOrDescriptor: file, description: "disk full (simulated)" })
                     )
                   )
                 }

@@ -34,27 +34,27 @@ describe("JsonlReader (issue 26)", () => {
     const text = logText(1)
     const torn = Buffer.from(`${text}{"type":"turn/st`, "utf8")
     const parsed = inPieces(torn, 5)
-    expect(Result.isSuccess(parsed) && parsed.right.dropped).toBe(1)
-    expect(Result.isSuccess(parsed) && parsed.right.keepBytes).toBe(Buffer.byteLength(text))
+    expect(Result.isSuccess(parsed) && parsed.success.dropped).toBe(1)
+    expect(Result.isSuccess(parsed) && parsed.success.keepBytes).toBe(Buffer.byteLength(text))
   })
 
   it("a line longer than the record limit is skipped unread: at the tail it is dropped, before a turn/end it is CORRUPT_LOG naming the limit", () => {
     const text = logText(1)
     const huge = `{"type":"user/message","pad":"${"x".repeat(5000)}"}\n`
     const atTail = inPieces(Buffer.from(text + huge, "utf8"), 64, 2000)
-    expect(Result.isSuccess(atTail) && atTail.right.dropped).toBe(1)
-    expect(Result.isSuccess(atTail) && atTail.right.keepBytes).toBe(Buffer.byteLength(text))
+    expect(Result.isSuccess(atTail) && atTail.success.dropped).toBe(1)
+    expect(Result.isSuccess(atTail) && atTail.success.keepBytes).toBe(Buffer.byteLength(text))
     const turnEnd = text.trimEnd().split("\n").at(-1)!
     const before = inPieces(Buffer.from(text + huge + turnEnd + "\n", "utf8"), 64, 2000)
-    expect(Result.isFailure(before) && before.left).toMatchObject({ code: "CORRUPT_LOG" })
-    expect(Result.isFailure(before) && before.left.message).toContain("record larger than")
+    expect(Result.isFailure(before) && before.failure).toMatchObject({ code: "CORRUPT_LOG" })
+    expect(Result.isFailure(before) && before.failure.message).toContain("record larger than")
   })
 
   it("empty, header-only-incomplete and foreign-id logs fail as before", () => {
     expect(Result.isFailure(JsonlReader.parse(new Uint8Array(0), "f", ID))).toBe(true)
     const incomplete = JsonlReader.parse(Buffer.from("{\"type\":\"session\""), "f", ID)
-    expect(Result.isFailure(incomplete) && incomplete.left.message).toContain("incomplete session header")
+    expect(Result.isFailure(incomplete) && incomplete.failure.message).toContain("incomplete session header")
     const other = JsonlReader.parse(Buffer.from(`${JSON.stringify(Records.headerRecord(header("other")))}\n`), "f", ID)
-    expect(Result.isFailure(other) && other.left.message).toContain("does not match")
+    expect(Result.isFailure(other) && other.failure.message).toContain("does not match")
   })
 })

@@ -72,8 +72,8 @@ describe("Jsonl write path", () => {
         ],
         { concurrency: "unbounded" }
       )
-      expect(results.map((r) => r._tag)).toEqual([...Array(5).fill("Right"), "Left", ...Array(5).fill("Right")])
-      expect(results[5]!._tag === "Left" && results[5]!.left.code).toBe("OUT_OF_SEQUENCE")
+      expect(results.map((r) => r._tag)).toEqual([...Array(5).fill("Success"), "Failure", ...Array(5).fill("Success")])
+      expect(results[5]!._tag === "Failure" && results[5]!.failure.code).toBe("OUT_OF_SEQUENCE")
       // the first caller's write, then everyone who arrived meanwhile together (fsynced once)
       expect(counts.writes).toBe(2)
       expect(counts.syncs).toBe(1)

@@ -96,8 +96,8 @@ describe.each(["jsonl", "sqlite"] as const)("[DEC-11] save failures on a real fi
       for (let turn = 2; turn < 400 && failure === undefined; turn++) {
         for (const input of bigTurn(turn, 3000)) {
           const r = yield* Effect.result(session.append(input))
-          if (r._tag === "Left") {
-            failure = r.left
+          if (r._tag === "Failure") {
+            failure = r.failure
             break
           }
         }

@@ -3,7 +3,7 @@
  * single-writer rule end to end, with real files and a real database.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { SystemError } from "effect/PlatformError"
+import * as PlatformError from "effect/PlatformError"
 import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -83,7 +83,7 @@ describe("SessionStore over Jsonl with a failing disk", () => {
       const root = yield* fs.makeTempDirectoryScoped({ prefix: "harness-store-" })
       let failing = false
       const unplugged = (method: string, file: string | number) =>
-        new SystemError({ module: "FileSystem", method, reason: "Unknown", pathOrDescriptor: file, description: "disk unplugged (simulated)" })
+        PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method, pathOrDescriptor: file, description: "disk unplugged (simulated)" })
       const flaky: FileSystem.FileSystem = {
         ...fs,
         open: (file, options) =>

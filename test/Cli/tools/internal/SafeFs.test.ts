@@ -39,7 +39,7 @@ while True:
 `
 
 describe("race-free confinement (issue 16)", () => {
-  it.scopedLive.skipIf(!hasPython)(
+  it.live.skipIf(!hasPython)(
     "a directory swapped with a link to outside, 1000 reads and writes: the outside canary is never touched",
     () =>
       withWorkspace((root) =>
@@ -77,16 +77,16 @@ describe("race-free confinement (issue 16)", () => {
           const started = Date.now()
           for (let i = 0; i < ITERATIONS; i++) {
             const read = yield* Effect.result(Read.run({ file_path: "d/f.txt" }))
-            if (read._tag === "Right") {
-              expect(textOf(read.right)).toBe("     1\tinside")
+            if (read._tag === "Success") {
+              expect(textOf(read.success)).toBe("     1\tinside")
               readOk++
             } else readRefused++
             const write = yield* Effect.result(Write.run({ file_path: "d/out.txt", content: `write ${i}\n` }))
-            if (write._tag === "Right") writeOk++
+            if (write._tag === "Success") writeOk++
             else writeRefused++
             if (i % 10 !== 0) continue
             const edit = yield* Effect.result(Edit.run({ file_path: "d/e.txt", old_string: "A", new_string: "B" }))
-            if (edit._tag === "Left" && edit.left.code === "NO_MATCH") {
+            if (edit._tag === "Failure" && edit.failure.code === "NO_MATCH") {
               yield* Effect.result(Edit.run({ file_path: "d/e.txt", old_string: "B", new_string: "A" }))
             }
           }
