@@ -58,6 +58,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Pull from "effect/Pull"
 import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as LlmError from "../Llm/LlmError.js"
 import * as Retry from "../Llm/Retry.js"
@@ -367,6 +368,14 @@ const untimed = (
 ): Stream.Stream<Uint8Array, LlmError.ProviderError> =>
   Stream.unwrap(
     Effect.gen(function*() {
+      // the request and its body live in a scope of their own, closed sequentially by the one
+      // finalizer below, after the drain: the stream's scope may run its finalizers in parallel,
+      // which would abort the request or destroy the body while it is being drained
+      const own = yield* Scope.make("sequential")
+      let drain: Effect.Effect<void> = Effect.void
+      yield* Effect.addFinalizer((exit) =>
+        Effect.andThen(Exit.isSuccess(exit) ? Effect.suspend(() => drain) : Effect.void, Scope.close(own, exit))
+      )
       const auth = options.auth
       const key = auth === undefined ? undefined : Redacted.value(auth.key)
       const headers: Record<string, string> = { ...options.headers }
@@ -395,7 +404,8 @@ const untimed = (
         Effect.mapError((error) => requestFailure(error, options, secrets)),
         // span attributes and inspected headers redact every configured secret header (a
         // `Context.Reference` in Effect 4, set for the request only)
-        Effect.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretNames])
+        Effect.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretNames]),
+        Scope.provide(own)
       )
       if (response.status < 200 || response.status >= 300) {
         const now = yield* Clock.currentTimeMillis
@@ -437,18 +447,14 @@ const untimed = (
       )
       // pulled here (not piped) so that, when the consumer stops early but normally (the decoder
       // saw the terminal marker), the rest of the body can still be read before the request's
-      // scope closes: this finalizer runs before the body's and the request's own (added earlier)
+      // scope closes (the finalizer above drains, then closes it)
       let ended = false
-      const pull = yield* Stream.toPull(body)
-      yield* Effect.addFinalizer((exit) =>
-        !Exit.isSuccess(exit)
-          ? Effect.void
-          : Effect.andThen(
-            ended ? Effect.void : drainRest(pull, () => void (ended = true)),
-            // undici puts a finished socket back in its pool one macrotask after the body's end:
-            // a request sent before that would open a second connection
-            Effect.suspend(() => ended ? nextMacrotask : Effect.void)
-          )
+      const pull = yield* Stream.toPull(body).pipe(Scope.provide(own))
+      drain = Effect.andThen(
+        Effect.suspend(() => ended ? Effect.void : drainRest(pull, () => void (ended = true))),
+        // undici puts a finished socket back in its pool one macrotask after the body's end:
+        // a request sent before that would open a second connection
+        Effect.suspend(() => ended ? nextMacrotask : Effect.void)
       )
       // any end of the pull (done, failure) means there is nothing left to drain
       const markEnd = Effect.sync(() => void (ended = true))

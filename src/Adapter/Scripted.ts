@@ -334,6 +334,15 @@ const expand = (reply: Reply): ReadonlyArray<Segment> => {
 export const toChunks = (reply: Reply): ReadonlyArray<StreamChunk.StreamChunk> =>
   expand(reply).flatMap((s) => (s._tag === "Chunks" ? s.chunks : []))
 
+/**
+ * Waits until interrupted, holding a timer meanwhile: a hang stands for a stalled connection, which
+ * keeps the process alive (Effect 4's `Stream.never` holds no event-loop handle, Effect 3's did).
+ */
+const hangForever: Stream.Stream<never> = Stream.fromEffect(Effect.callback<never>(() => {
+  const keep = setInterval(() => {}, 2 ** 31 - 1)
+  return Effect.sync(() => clearInterval(keep))
+}))
+
 const play = (
   reply: Reply,
   chunkDelay: Duration.Duration | undefined
@@ -348,7 +357,7 @@ const play = (
         case "Delay":
           return Stream.drain(Stream.fromEffect(Effect.sleep(segment.duration)))
         case "Hang":
-          return Stream.never
+          return hangForever
       }
     })
   )

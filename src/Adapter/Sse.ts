@@ -253,6 +253,8 @@ interface Step<B, E> {
   readonly next: "more" | "done" | E
 }
 
+const isNonEmpty = <A>(batch: ReadonlyArray<A>): batch is Arr.NonEmptyReadonlyArray<A> => batch.length > 0
+
 /**
  * Effect 4 port of the v3 `Channel.readWithCause` loops: a stateful array → arrays transducer over a
  * stream's pull (`Stream.transformPull`): one input batch in, its output batches out, and a last step
@@ -271,7 +273,7 @@ const transduce = <A, B, E, E2, R>(
       const queue: Array<Arr.NonEmptyReadonlyArray<B>> = []
       let state: "more" | "done" | { readonly error: E2 } = "more" as "more" | "done" | { readonly error: E2 }
       const settle = (step: Step<B, E2>): Pull.Pull<Arr.NonEmptyReadonlyArray<B>, E | E2, void> => {
-        for (const batch of step.batches) if (batch.length > 0) queue.push(batch as unknown as Arr.NonEmptyReadonlyArray<B>)
+        for (const batch of step.batches) if (isNonEmpty(batch)) queue.push(batch)
         const n = step.next
         state = n === "more" ? "more" : n === "done" ? "done" : { error: n as E2 }
         return next

@@ -82,8 +82,10 @@ export const provider = (defaults: Settings.Defaults): ConfigProvider.ConfigProv
 export const config = <A>(value: Config.Config<A>): Config.Config<A> => Config.nested(value, NAMESPACE)
 
 /**
- * The sentence `@effect/cli` adds to the help of an option with a config fallback, and what the
- * help says instead (`Help.console` swaps them).
+ * What the help of an option with a settings-file default says (`replacement`: `Help.presenter`
+ * appends it to the flags declared with `CommandDoc.fromSettings`), and the sentence Effect 3's
+ * `@effect/cli` generated in its place (`generated`: `effect/cli` adds none; kept for the reference
+ * generator).
  *
  * @since 0.1.0
  * @category constants

@@ -193,18 +193,22 @@ const withSettingsNote = (root: CommandDoc.CommandDoc, help: HelpDoc.HelpDoc, pa
  * @since 0.1.0
  * @category constructors
  */
-export const presenter = (root: CommandDoc.CommandDoc, format: CliOutput.Formatter): CliOutput.Presenter => ({
+export const presenter = (
+  root: CommandDoc.CommandDoc,
+  format: CliOutput.Formatter,
+  sinks: Output.Sinks = Output.processSinks
+): CliOutput.Presenter => ({
   present: (event) =>
     Effect.sync(() => {
       switch (event._tag) {
         case "Help":
-          return Output.processSinks.stdout(`${format.formatHelpDoc(withSettingsNote(root, event.helpDoc, event.commandPath))}\n`)
+          return sinks.stdout(`${format.formatHelpDoc(withSettingsNote(root, event.helpDoc, event.commandPath))}\n`)
         case "Version":
-          return Output.processSinks.stdout(`${event.version}\n`)
+          return sinks.stdout(`${event.version}\n`)
         case "InvalidInvocation": {
           const [first] = event.errors
           const message = first === undefined ? "invalid command line" : format.formatCliError(first)
-          return Output.processSinks.stderr(`error: ${message.split("\n")[0]}; see ${event.commandPath.join(" ")} --help\n`)
+          return sinks.stderr(`error: ${message.split("\n")[0]}; see ${event.commandPath.join(" ")} --help\n`)
         }
       }
     })

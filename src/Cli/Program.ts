@@ -106,8 +106,9 @@ const exitWith = (code: number): void => {
 // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set (the exporter is not even loaded otherwise)
 const fiber = Effect.runFork(
   program.pipe(
-    Effect.provide(TelemetryConfig.layerFromEnv(process.env)),
-    Effect.provide(Layer.merge(NodeServices.layer, Logger.layer))
+    Effect.provide(
+      Layer.provideMerge(TelemetryConfig.layerFromEnv(process.env), Layer.merge(NodeServices.layer, Logger.layer))
+    )
   )
 )
 let settled = false

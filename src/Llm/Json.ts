@@ -154,6 +154,28 @@ export const copyJson = (value: unknown): Result.Result<Json, JsonError> => run(
 export const snapshot = (value: unknown): Result.Result<Json, JsonError> => run(value, true)
 
 /**
+ * {@link copyJson} typed as its input: a lossless-JSON copy has the input's own shape, so callers
+ * that copy a typed value need no cast back.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const copyOf = <A>(value: A): Result.Result<A, JsonError> => sameShape(run(value, false))
+
+/**
+ * {@link snapshot} typed as its input (see {@link copyOf}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const snapshotOf = <A>(value: A): Result.Result<A, JsonError> => sameShape(run(value, true))
+
+// the one place the copy's type is narrowed back to the input's: `run` returns a structural copy
+// of its input (same keys, same values) or fails
+const sameShape = <A>(result: Result.Result<Json, JsonError>): Result.Result<A, JsonError> =>
+  result as Result.Result<never, JsonError>
+
+/**
  * `true` when the value is lossless JSON (reads it once, copies nothing observable).
  *
  * @since 0.1.0

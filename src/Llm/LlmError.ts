@@ -18,7 +18,8 @@ import * as Schema from "effect/Schema"
  * - `UNKNOWN_MODEL` (a provider's 404 / `not_found` about the model), `UNSUPPORTED_OPTION` (an option
  *   a profile cannot send, C-8), `INVALID_REPLAY_STATE` (C-7);
  * - `ABORTED` (loop side), `UNKNOWN` (a non-Error value was thrown), `SCRIPT_EXHAUSTED` (the
- *   scripted adapter ran out of replies).
+ *   scripted adapter ran out of replies), `OUTPUT_LIMIT` (loop side: one step streamed more than
+ *   the agent's `maxOutputBytes`; the stream was cut).
  *
  * [DECISION] There is no `MISSING_API_KEY` code: a missing key is configuration, not a model
  * request. It fails the adapter's layer construction with `ConfigError.MissingData` naming the
@@ -44,7 +45,8 @@ export const canonicalCodes = [
   "INVALID_REPLAY_STATE",
   "ABORTED",
   "UNKNOWN",
-  "SCRIPT_EXHAUSTED"
+  "SCRIPT_EXHAUSTED",
+  "OUTPUT_LIMIT"
 ] as const
 
 /**
@@ -90,9 +92,11 @@ const ProviderCodeSchema = Schema.String.check(Schema.isPattern(/^[A-Z][A-Z0-9_]
  * @since 0.1.0
  * @category schemas
  */
-export const ProviderErrorCode: Schema.Codec<ProviderErrorCode, string> = Schema.Union([  Schema.Literals(canonicalCodes),
+export const ProviderErrorCode: Schema.Codec<ProviderErrorCode, string> = Schema.Union([
+  Schema.Literals(canonicalCodes),
   Schema.TemplateLiteral(["HTTP_", Schema.Number]),
-  ProviderCodeSchema])
+  ProviderCodeSchema
+])
 
 const canonicalSet: ReadonlySet<string> = new Set(canonicalCodes)
 

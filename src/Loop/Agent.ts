@@ -276,10 +276,9 @@ const entryOf = (
   content: ReadonlyArray<ContentBlock>,
   source: MessageSource | undefined
 ): Result.Result<Inbox.Entry, AgentError> =>
-  Result.match(Json.snapshot({ content, source: source ?? userSource }), {
+  Result.match(Json.snapshotOf<Inbox.Entry>({ content, source: source ?? userSource }), {
     onFailure: (e) => Result.fail(invalidInput(verb, e.message)),
-    onSuccess: (json) => {
-      const entry = json as unknown as Inbox.Entry
+    onSuccess: (entry) => {
       return Array.isArray(entry.content)
         ? Result.succeed(entry)
         : Result.fail(invalidInput(verb, "content must be a list of content blocks"))
@@ -292,10 +291,9 @@ const contextOf = (
 ): Result.Result<HookContext, AgentError> => {
   const source = options?.source ?? userSource
   const plain = options?.meta === undefined ? { content, source } : { content, source, meta: options.meta }
-  return Result.match(Json.snapshot(plain), {
+  return Result.match(Json.snapshotOf<HookContext>(plain), {
     onFailure: (e) => Result.fail(invalidInput("inject", e.message)),
-    onSuccess: (json) => {
-      const context = json as unknown as HookContext
+    onSuccess: (context) => {
       return Array.isArray(context.content)
         ? Result.succeed(context)
         : Result.fail(invalidInput("inject", "content must be a list of content blocks"))
@@ -377,9 +375,10 @@ export const makeFactory: Effect.Effect<
       const controller = options.compaction === undefined
         ? undefined
         : Compactor.controller(CompactionOptions.resolve(options.compaction), catalog)
+      const noTools: ReadonlyArray<Tool.Tool<never>> = []
       const ownTools = controller === undefined
-        ? options.tools ?? ([] as unknown as Tools)
-        : [...(options.tools ?? []), Recall.make(session, controller.options.recallBudget)] as unknown as Tools
+        ? options.tools ?? noTools
+        : [...(options.tools ?? noTools), Recall.make(session, controller.options.recallBudget)]
       const scoped = yield* ToolRegistry.make(ownTools)
       const restrictions: ToolRegistry.Restriction = {
         ...(options.allow === undefined ? {} : { allow: options.allow }),

@@ -57,7 +57,7 @@ export const snapshot = (context: HookContext): Result.Result<HookContext, Json.
   const plain = context.meta === undefined
     ? { content: context.content, source: context.source }
     : { content: context.content, source: context.source, meta: context.meta }
-  return Result.map(Json.snapshot(plain), (json) => json as unknown as HookContext)
+  return Json.snapshotOf<HookContext>(plain)
 }
 
 /**

@@ -42,11 +42,12 @@ const roles: ReadonlySet<string> = new Set(["system", "user", "assistant"])
  * @category constructors
  */
 export const freeze = (prefix: ReadonlyArray<Message>): Result.Result<ReadonlyArray<Message>, SessionPrefixError> => {
-  const snap = Json.snapshot(prefix)
+  const snap = Json.snapshotOf(prefix)
   if (Result.isFailure(snap)) {
     return Result.fail(new SessionPrefixError({ code: "INVALID_PREFIX", message: `session prefix: ${snap.failure.message}` }))
   }
-  const value = snap.success
+  // what a listener returned is checked as the JSON it is, whatever its declared type
+  const value: unknown = snap.success
   if (!Array.isArray(value)) {
     return Result.fail(new SessionPrefixError({ code: "INVALID_PREFIX", message: "session prefix must be a list of messages" }))
   }
@@ -60,7 +61,7 @@ export const freeze = (prefix: ReadonlyArray<Message>): Result.Result<ReadonlyAr
       )
     }
   }
-  return Result.succeed(value as unknown as ReadonlyArray<Message>)
+  return Result.succeed(snap.success)
 }
 
 const seed: ReadonlyArray<Message> = Object.freeze([])

@@ -311,7 +311,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     )
     const missing = missingRoute(chosen)
     if (missing !== undefined) return yield* Effect.fail(new TurnFailure({ step, message: missing }))
-    const config = (yield* Effect.fromResult(Json.snapshot(chosen))) as unknown as LlmCallConfig
+    const config = yield* Effect.fromResult(Json.snapshotOf(chosen))
     // 9. header and request
     const header = RequestHeader.canonicalize({
       config,
@@ -392,11 +392,11 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     ctx.overflowCompacted = false
     // 11 / 12. step-result and recording: the rule is `Recording`, shared with `sessions replay`
     const recording = Recording.response(response)
-    const offered = yield* Effect.fromResult(Json.copyJson({ role: "assistant", content: Recording.offered(recording) }))
+    const offered = yield* Effect.fromResult(Json.copyOf<Message>({ role: "assistant", content: Recording.offered(recording) }))
     const route = { provider: config.provider, model: config.model }
     const rewritten = yield* Effect.result(rt.hooks.stepResult.run(
       agent.id,
-      { agent, turn, step, message: offered as unknown as Message },
+      { agent, turn, step, message: offered },
       (input) => Effect.succeed(input.message)
     ))
     if (Result.isFailure(rewritten)) {
@@ -464,10 +464,10 @@ const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect
         reason === undefined
           ? Effect.succeed(true)
           : Effect.flatMap(
-            Effect.fromResult(Json.snapshot({ content: reason.content, source: reason.source })),
+            Effect.fromResult(Json.snapshotOf<Inbox.Entry>({ content: reason.content, source: reason.source })),
             (entry) =>
               Effect.as(
-                Ref.update(rt.state, (s) => ({ ...s, inbox: Inbox.steer(s.inbox, entry as unknown as Inbox.Entry) })),
+                Ref.update(rt.state, (s) => ({ ...s, inbox: Inbox.steer(s.inbox, entry) })),
                 true
               )
           ),

@@ -28,6 +28,7 @@ import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Result from "effect/Result"
 import * as Scripted from "../Adapter/Scripted.js"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
 import * as ContentBlocks from "../Llm/ContentBlock.js"
@@ -214,7 +215,7 @@ export class ReconstructionMismatch extends Schema.TaggedError<ReconstructionMis
 
 const canonicalRequest = (request: GenerateOptions): string => {
   const { sessionId: _routing, ...rest } = request
-  return Json.canonical(rest as unknown as Json.Json)
+  return Result.match(Json.copyJson(rest), { onFailure: (e) => `<not JSON: ${e.message}>`, onSuccess: Json.canonical })
 }
 
 /**

@@ -469,17 +469,20 @@ const freezeShallow = (result: Tool.ToolExecutionResult): Tool.ToolExecutionResu
  * @category stages
  */
 export const materialize = (result: Tool.ToolExecutionResult): Tool.ToolExecutionResult => {
-  const plain: Record<string, unknown> = { content: result.content, isError: result.isError }
-  if (result.error !== undefined) plain["error"] = { name: result.error.name, code: result.error.code }
-  if (result.meta !== undefined) plain["meta"] = result.meta
+  const plain: { -readonly [K in keyof Tool.ToolExecutionResult]: Tool.ToolExecutionResult[K] } = {
+    content: result.content,
+    isError: result.isError
+  }
+  if (result.error !== undefined) plain.error = { name: result.error.name, code: result.error.code }
+  if (result.meta !== undefined) plain.meta = result.meta
   if (result.additionalContexts !== undefined && result.additionalContexts.length > 0) {
-    plain["additionalContexts"] = result.additionalContexts.map((c) =>
+    plain.additionalContexts = result.additionalContexts.map((c) =>
       c.meta === undefined ? { content: c.content, source: c.source } : { content: c.content, source: c.source, meta: c.meta }
     )
   }
-  const snap = Json.snapshot(plain)
+  const snap = Json.snapshotOf(plain)
   if (Result.isFailure(snap)) return notJsonResult
-  const frozen = snap.success as unknown as Tool.ToolExecutionResult
+  const frozen = snap.success
   if (!isContentArray(frozen.content) || typeof frozen.isError !== "boolean") return notJsonResult
   for (const c of frozen.additionalContexts ?? []) {
     if (!isContentArray(c.content) || !isSource(c.source)) return notJsonResult

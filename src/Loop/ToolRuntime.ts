@@ -98,7 +98,8 @@ export const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
         message: `maxParallelToolCalls must be a positive integer, got ${String(max)}`
       })
     }
-    const globals = yield* ToolRegistry.make(options.tools ?? ([] as unknown as Tools))
+    const noTools: ReadonlyArray<Tool.Tool<never>> = []
+    const globals = yield* ToolRegistry.make(options.tools ?? noTools)
     const hooks = yield* ToolHooks.make
     const approval = yield* Effect.serviceOption(Approval.Approval)
     return ToolRuntime.of({ globals, hooks, maxParallelToolCalls: max, approval })

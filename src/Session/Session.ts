@@ -22,12 +22,12 @@
  *   streaming chunks. The `changes` PubSub is always offered in the commit step, so its
  *   subscribers see commit order. `appendAll` extends this to a whole batch (one synchronous loop
  *   of commits); otherwise it is `append` on each input in turn.
- * - Re-entrancy is tracked with a `FiberRef` of active publications: an append from an observer
- *   (or a fiber it forks while the publication runs) of the SAME session fails
- *   `REENTRANT_APPEND`; appending to another session from an observer is allowed. Each fiber's
- *   token list is set once and updated in place (a fork copies it), so a fiber forked from a
- *   runtime that was captured earlier from the publishing fiber inherits the tokens current at
- *   fork time, not at capture time.
+ * - Re-entrancy is tracked with a `Context.Reference` of active publications: each publication
+ *   provides its token to its observers' run, so an append from an observer (or a fiber it forks
+ *   while the publication runs) of the SAME session fails `REENTRANT_APPEND`; appending to another
+ *   session from an observer is allowed, and so is an append made after the publication ended.
+ *   A fiber sees the tokens in its context (inherited at fork), not the fiber that published:
+ *   a fiber started from a context captured outside the publication is not inside it.
  * - Turn numbers (S-17): `nextTurn` = the last `turn/start` turn (0 if none) + 1, so the first
  *   turn of a session is 1.
  * - Write-through (DEC-11, `persist` option): with a `persist` hook every append (and every

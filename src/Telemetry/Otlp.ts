@@ -1,6 +1,6 @@
 /**
  * OTLP/HTTP export of the harness's traces, metrics and logs (issue 19), over Effect's own OTLP exporter
- * (`@effect/opentelemetry/Otlp`: no OpenTelemetry SDK needed at run time). Embedders provide {@link layer} next to
+ * (`effect/observability/Otlp`: no OpenTelemetry SDK needed at run time). Embedders provide {@link layer} next to
  * their agents; the CLI provides it from the standard `OTEL_*` variables ({@link Config}).
  *
  * @since 0.2.0

@@ -1,5 +1,8 @@
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -82,6 +85,52 @@ describe("HttpEdge", () => {
       )
       expect(invalid.code).toBe("INVALID_REQUEST")
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.effect("[E-2] every HttpClientError reason maps to its canonical code (Effect 4: one error class, the kind in `reason`)", () =>
+    Effect.gen(function*() {
+      const request = { provider: "t", url: "http://127.0.0.1:1/x", headers: {}, body: {} }
+      const failWith = (reason: (request: HttpClientRequest.HttpClientRequest) => HttpClientError.HttpClientErrorReason) =>
+        HttpClient.make((req) => Effect.fail(new HttpClientError.HttpClientError({ reason: reason(req) })))
+      const errorOf = (client: HttpClient.HttpClient) => Effect.flip(Stream.runDrain(HttpEdge.stream(client, request)))
+      const cases: ReadonlyArray<readonly [HttpClient.HttpClient, string, RegExp]> = [
+        [failWith((req) => new HttpClientError.InvalidUrlError({ request: req })), "INVALID_REQUEST", /^invalid URL \(POST /],
+        [failWith((req) => new HttpClientError.EncodeError({ request: req })), "INVALID_REQUEST", /^request body could not be encoded/],
+        [
+          failWith((req) => new HttpClientError.TransportError({ request: req, cause: new Error("connect ECONNREFUSED") })),
+          "TRANSPORT",
+          /^transport error: connect ECONNREFUSED \(POST /
+        ],
+        [
+          failWith((req) => new HttpClientError.TransportError({ request: req, cause: Object.assign(new Error("gone"), { code: "UND_ERR_DESTROYED" }) })),
+          "TRANSPORT",
+          /^the HTTP client was closed before this request/
+        ],
+        // a body cut mid-read: the response's stream fails with a DecodeError
+        [
+          HttpClient.make((req) =>
+            Effect.succeed(HttpClientResponse.fromWeb(
+              req,
+              new Response(
+                new ReadableStream<Uint8Array>({
+                  start: (controller) => {
+                    controller.enqueue(new TextEncoder().encode("data: {}\n\n"))
+                    controller.error(new Error("socket reset"))
+                  }
+                }),
+                { headers: { "content-type": "text/event-stream" } }
+              )
+            ))
+          ),
+          "TRANSPORT",
+          /^transport error: .*socket reset/
+        ]
+      ]
+      for (const [client, code, message] of cases) {
+        const error = yield* errorOf(client)
+        expect(error.code, String(message)).toBe(code)
+        expect(error.message).toMatch(message)
+      }
+    }))
 
   it.live("[DEC-8] the identity is inlined by an esbuild bundle (package.json is not read at run time)", () =>
     Effect.gen(function*() {

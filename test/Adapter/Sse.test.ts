@@ -103,7 +103,7 @@ describe("Sse", () => {
       for (const text of ["", "data: a\n\n", "data: a\n\ndata: {\"half", "data: a\n\ndata: b\n", ": only a comment\n"]) {
         const result = yield* decodeText(text)
         expect(Result.isFailure(result), JSON.stringify(text)).toBe(true)
-        const error = Result.getLeft(result)
+        const error = Result.getFailure(result)
         expect(error._tag === "Some" && error.value.code).toBe("STREAM_CLOSED")
         expect(error._tag === "Some" && error.value.message).toBe("stream ended without [DONE]")
       }
@@ -145,7 +145,7 @@ describe("Sse", () => {
     Effect.gen(function*() {
       const big = `data: ${"x".repeat(200)}`
       const result = yield* decodeReads([utf8(big.slice(0, 100)), utf8(big.slice(100))], { maxEventSize: 64 })
-      const error = Result.getLeft(result)
+      const error = Result.getFailure(result)
       expect(error._tag === "Some" && error.value.code).toBe("MALFORMED_RESPONSE")
       const fine = yield* decodeText(`${big}\n\ndata: [DONE]\n\n`, { maxEventSize: 1024 })
       expect(Result.isSuccess(fine)).toBe(true)

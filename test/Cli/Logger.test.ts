@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as EffectLogger from "effect/Logger"
 import * as Logger from "../../src/Cli/Logger.js"
 import * as SessionError from "../../src/Session/SessionError.js"
 
@@ -57,5 +58,17 @@ describe("Logger (DEC-12)", () => {
       expect(Logger.format({ ...release, verbose: true })).toContain("could not be persisted at release")
       // other errors still print
       expect(Logger.format(entry({ logLevel: "Error", message: "other" }))).toBe("error: other")
+    }))
+
+  it.effect("[issue 10] --verbose reaches the logger through the fiber's context: debug entries shown, Verbose set; off: neither", () =>
+    Effect.gen(function*() {
+      const seen: Array<readonly [string, boolean]> = []
+      const capture = EffectLogger.make((options) => {
+        seen.push([options.logLevel, options.fiber.getRef(Logger.Verbose)])
+      })
+      const logs = Effect.andThen(Effect.logDebug("d"), Effect.logInfo("i")).pipe(Effect.provide(EffectLogger.layer([capture])))
+      yield* logs.pipe(Logger.verbose(false))
+      yield* logs.pipe(Logger.verbose(true))
+      expect(seen).toEqual([["Info", false], ["Debug", true], ["Info", true]])
     }))
 })

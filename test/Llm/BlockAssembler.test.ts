@@ -200,7 +200,7 @@ describe("BlockAssembler", () => {
 
 type Plain = ContentBlock.TextBlock | ContentBlock.ReasoningBlock | ContentBlock.ToolCallBlock
 
-const blockArb: fc.Arb<Plain> = fc.oneof(
+const blockArb: fc.Arb<Plain> = fc.oneof<Plain>(
   fc.record({ type: fc.constant("text" as const), text: fc.fullUnicodeString({ maxLength: 30 }) }),
   fc.record({ type: fc.constant("reasoning" as const), text: fc.fullUnicodeString({ maxLength: 30 }) }),
   fc.record({

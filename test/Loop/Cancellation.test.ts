@@ -153,7 +153,7 @@ describe("Cancellation", () => {
             if (p.forked) yield* Effect.forkDetach(ctx.agent.cancel(p.reason))
             else yield* ctx.agent.cancel(p.reason)
           }
-          if (hang) yield* Effect.never
+          if (hang) return yield* Effect.never
           return [ContentBlock.text("tool done")]
         })
       const fast = tool("fast", toolBody(false), { parallel: true })

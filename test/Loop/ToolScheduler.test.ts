@@ -457,8 +457,7 @@ describe("ToolScheduler", () => {
         execute: ({ id }, run) =>
           Effect.gen(function*() {
             yield* run.deferContext(ctx(`deferred ${id}`))
-            yield* Effect.andThen(k.mark(`start ${id}`), Effect.never)
-            return []
+            return yield* Effect.andThen(k.mark(`start ${id}`), Effect.never)
           }).pipe(Effect.ensuring(Effect.sync(() => void finalized.push(id))))
       })
       yield* ToolRuntime.registerTool(blocking)

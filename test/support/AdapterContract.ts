@@ -509,17 +509,25 @@ export const checkAttribution = (
 export const checkClosed = (
   fake: FakeProvider.FakeProvider,
   i: number,
-  within: Duration.DurationInput = "5 seconds"
+  within: Duration.Input = "5 seconds"
 ): Effect.Effect<void> =>
   fake.awaitClose(i).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: within,
-      onTimeout: () =>
-        new Error(`[C-8] the server did not see request ${i}'s connection close within ${Duration.format(within)}`)
+      orElse: () =>
+        Effect.fail(
+          new Error(`[C-8] the server did not see request ${i}'s connection close within ${Duration.format(Duration.fromInputUnsafe(within))}`)
+        )
     }),
     Effect.orDie,
     Effect.map((closed) => void expect(closed, `[C-8] request ${i} closed while its response was unfinished`).toEqual({ early: true }))
   )
+
+/**
+ * Interrupts a fiber and returns its exit (Effect 4's `Fiber.interrupt` returns nothing).
+ */
+export const interruptExit = <A, E>(fiber: Fiber.Fiber<A, E>): Effect.Effect<Exit.Exit<A, E>> =>
+  Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber))
 
 /** C-8 / DEC-1: the consumer was interrupted, and no `finish` was emitted. */
 export const checkInterrupted = (run: Run): void => {
@@ -547,7 +555,7 @@ export const interruptAfterFirstDelta = (
       Effect.forkChild
     )
     yield* Deferred.await(started)
-    const exit = yield* Fiber.interrupt(fiber)
+    const exit = yield* interruptExit(fiber)
     return { chunks, exit }
   })
 
@@ -800,7 +808,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
             // interrupted while waiting for the response headers
             const fiber = yield* Effect.forkChild(collect(adapter.stream(req)))
             yield* server.awaitRequests(3)
-            expect(Exit.hasInterrupts(yield* Fiber.interrupt(fiber))).toBe(true)
+            expect(Exit.hasInterrupts(yield* interruptExit(fiber))).toBe(true)
             yield* checkClosed(server, 2)
           }))
       )

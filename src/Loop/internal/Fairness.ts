@@ -1,9 +1,13 @@
 /**
- * Event-loop fairness while agents run (issue 20). Effect's default scheduler runs fiber tasks in
- * microtasks and falls back to a timer only after 2,048 rounds per fiber, so many busy fibers (agents
- * streaming flat out, write completions resuming many fibers at once, a burst of turn starts) keep the
+ * Event-loop fairness while agents run (issue 20). Effect 3's default scheduler ran fiber tasks in
+ * microtasks and fell back to a timer only after 2,048 rounds per fiber, so many busy fibers (agents
+ * streaming flat out, write completions resuming many fibers at once, a burst of turn starts) kept the
  * main thread in one microtask drain: Node's timers and I/O of everything else in the process (an HTTP
- * server, heartbeats, other agents' sockets) wait.
+ * server, heartbeats, other agents' sockets) waited. Effect 4's default scheduler runs a fiber's tasks in a
+ * `setImmediate`, and resumes a waiting fiber synchronously inside the callback that completes what it waits
+ * for (I/O, `Deferred`, queues): such resumptions bypass any scheduler, so only yields and forks go through
+ * {@link scheduler}. Whether it still beats Effect 4's default is open (decision 0023: measure `agents.n-*`
+ * on a quiet machine); the per-batch {@link due} / {@link yieldNow} of the consumer stays either way.
  *
  * Two parts share one process-wide clock ({@link due}: {@link budgetMs} passed since the event loop last
  * got a turn, as far as this module knows):
