@@ -2,8 +2,9 @@
 /**
  * The `harness` bin entry. It first checks the Node.js version (`NodeVersion`: one line and exit 2
  * below the floor), answers `--version` from `package.json` without loading Effect (cold start),
- * and otherwise loads the program (`Program.ts`) lazily: in the esbuild bundle the dynamic import
- * keeps the program's module initialisation off the `--version` path and off an old Node.js.
+ * and otherwise loads the program (`Program.ts`) lazily: the `bundle` script splits at that dynamic
+ * import, so `dist-bundle/harness.mjs` is a small entry and the program (Effect, undici, the tools)
+ * is a chunk in `dist-bundle/chunks/` that `--version` and an old Node.js never parse.
  *
  * @since 0.1.0
  */
