@@ -30,12 +30,14 @@ export const get: Effect.Effect<HttpClient.HttpClient> = Effect.suspend(() =>
   shared !== undefined
     ? Effect.succeed(shared)
     : Effect.flatMap(
-      Effect.promise(() => Promise.all([import("@effect/platform-node/NodeHttpClient"), import("@effect/platform-node/Undici")])),
-      ([NodeHttpClient, Undici]) =>
-        // Effect 4: `makeUndici` reads its `Dispatcher` from the context; undici's own timers are
-        // off (the byte timers of `HttpEdge` bound every read)
+      Effect.promise(() => import("@effect/platform-node/NodeHttpClient")),
+      (NodeHttpClient) =>
+        // Effect 4: `makeUndici` reads its `Dispatcher` from the context (here undici's global one);
+        // undici's own timers are off (the byte timers of `HttpEdge` bound every read). Not
+        // `@effect/platform-node/Undici`: its `export *` of a CommonJS module is lost across a
+        // dynamic import in the split bundle.
         Effect.map(
-          Effect.provideService(NodeHttpClient.makeUndici, NodeHttpClient.Dispatcher, Undici.getGlobalDispatcher()),
+          Effect.provide(NodeHttpClient.makeUndici, NodeHttpClient.dispatcherLayerGlobal),
           (client) => (shared ??= client)
         )
     )

@@ -2,9 +2,8 @@
 /**
  * The `harness` bin entry. It first checks the Node.js version (`NodeVersion`: one line and exit 2
  * below the floor), answers `--version` from `package.json` without loading Effect (cold start),
- * and otherwise loads the program (`Program.ts`) lazily: the `bundle` script splits at that dynamic
- * import, so `dist-bundle/harness.mjs` is a small entry and the program (Effect, undici, the tools)
- * is a chunk in `dist-bundle/chunks/` that `--version` and an old Node.js never parse.
+ * and otherwise loads the program (`Program.ts`) lazily. The package's bin is `bin.ts`, which does
+ * the first two itself and loads this module's bundle (`dist-bundle/program.mjs`) only for a command.
  *
  * @since 0.1.0
  */

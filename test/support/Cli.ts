@@ -3,8 +3,8 @@
  * run and spawns it as a separate process with a clean environment.
  *
  * Build once: {@link bundle} builds `src/Cli/main.ts` with the same esbuild options as the
- * `bundle` script into `.tmp/cli-e2e/<hash of src/ and package.json>/bin/` (`harness.mjs`, a small
- * entry, and `chunks/` loaded on demand; inside the repository, like the package's own bundle). A bundle for the
+ * `bundle` script into `.tmp/cli-e2e/<hash of src/ and package.json>/harness.mjs` (inside the
+ * repository, like the package's own bundle). A bundle for the
  * same sources is reused across test files and runs; concurrent workers building the same hash
  * wait on a lock directory instead of building twice; bundles of other sources older than 6 hours
  * are pruned. `dist-bundle/` is never touched (others may be rebuilding it while the tests run).
@@ -77,18 +77,15 @@ const sourceHash = (): string => {
 }
 
 /** The esbuild options of the `bundle` script in package.json (keep in sync). */
-export const bundleOptions = (outdir: string): esbuild.BuildOptions => ({
+export const bundleOptions = (outfile: string): esbuild.BuildOptions => ({
   absWorkingDir: repoRoot,
-  entryPoints: { harness: "src/Cli/main.ts" },
+  entryPoints: ["src/Cli/main.ts"],
   bundle: true,
-  splitting: true,
   platform: "node",
   format: "esm",
   target: "node22",
   logLevel: "warning",
-  outdir,
-  outExtension: { ".js": ".mjs" },
-  chunkNames: "chunks/[name]-[hash]",
+  outfile,
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" }
 })
 
@@ -110,7 +107,7 @@ const pruneOldBundles = (keep: string): void => {
 
 const buildBundle = async (): Promise<string> => {
   const dir = join(repoRoot, ".tmp", "cli-e2e", sourceHash())
-  const file = join(dir, "bin", "harness.mjs")
+  const file = join(dir, "harness.mjs")
   if (existsSync(file)) return file
   mkdirSync(dir, { recursive: true })
   const lock = join(dir, "build.lock")
@@ -137,9 +134,9 @@ const buildBundle = async (): Promise<string> => {
   }
   try {
     if (existsSync(file)) return file
-    const tmp = join(dir, `bin.${process.pid}.tmp`)
+    const tmp = join(dir, `harness.${process.pid}.tmp.mjs`)
     await esbuild.build(bundleOptions(tmp))
-    renameSync(tmp, join(dir, "bin"))
+    renameSync(tmp, file)
     pruneOldBundles(dir)
     return file
   } finally {
