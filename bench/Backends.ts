@@ -3,9 +3,7 @@
  * turn, and a wall-clock timer.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Jsonl from "../src/Session/persistence/Jsonl.js"
 import * as Sqlite from "../src/Session/persistence/Sqlite.js"
@@ -29,8 +27,7 @@ export const turns = (events: ReadonlyArray<SessionEvent>): Array<ReadonlyArray<
 export const jsonlBackend = (root: string) => Jsonl.make({ root }).pipe(Effect.provide(NodeFileSystem.layer))
 
 /** The SQLite backend over the database file `filename`. */
-export const sqliteBackend = (filename: string) =>
-  Effect.flatMap(Layer.build(SqliteClient.layer({ filename })), (ctx) => Sqlite.make({ filename }).pipe(Effect.provide(ctx)))
+export const sqliteBackend = (filename: string) => Sqlite.open({ filename })
 
 /** Opens a backend, runs `f` on it and closes it. */
 export const withBackend = <A>(

@@ -88,7 +88,7 @@ export async function run(): Promise<void> {
       const assembled = yield* adapter.stream(request).pipe(Stream.run(BlockAssembler.sink))
       const ms = performance.now() - t0
       if (assembled.blocks.length !== 1 || assembled.usage?.outputTokens !== N) {
-        return yield* Effect.dieMessage("adapter assembled the wrong response")
+        return yield* Effect.die(new Error("adapter assembled the wrong response"))
       }
       return ms
     })
@@ -97,7 +97,7 @@ export async function run(): Promise<void> {
       const t0 = performance.now()
       const events = yield* Effect.promise(() => plainClient(fake.url))
       const ms = performance.now() - t0
-      if (events !== N + 1) return yield* Effect.dieMessage(`plain client saw ${events} events`)
+      if (events !== N + 1) return yield* Effect.die(new Error(`plain client saw ${events} events`))
       return ms
     })
     // warm-up, then interleaved timed runs

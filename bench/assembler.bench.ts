@@ -10,9 +10,8 @@
  * (value) against the retained heap after 1M iterations of a no-op loop (baseline). Both are
  * measured after a full GC (`--expose-gc`, or V8's flag set at run time when absent).
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
@@ -61,18 +60,18 @@ const interleaved = (n: number): ReadonlyArray<StreamChunk.StreamChunk> => {
   return out
 }
 
-const batches = (chunks: ReadonlyArray<StreamChunk.StreamChunk>): Array<Chunk.Chunk<StreamChunk.StreamChunk>> => {
-  const out: Array<Chunk.Chunk<StreamChunk.StreamChunk>> = []
-  for (let i = 0; i < chunks.length; i += BATCH) out.push(Chunk.unsafeFromArray(chunks.slice(i, i + BATCH)))
+const batches = (chunks: ReadonlyArray<StreamChunk.StreamChunk>): Array<ReadonlyArray<StreamChunk.StreamChunk>> => {
+  const out: Array<ReadonlyArray<StreamChunk.StreamChunk>> = []
+  for (let i = 0; i < chunks.length; i += BATCH) out.push(chunks.slice(i, i + BATCH))
   return out
 }
 
-const viaSink = (batched: Array<Chunk.Chunk<StreamChunk.StreamChunk>>) =>
-  Effect.runPromise(Stream.run(Stream.fromChunks(...batched), BlockAssembler.sink))
+const viaSink = (batched: Array<ReadonlyArray<StreamChunk.StreamChunk>>) =>
+  Effect.runPromise(Stream.run(Stream.fromArrays(...batched), BlockAssembler.sink))
 
 const viaLoop = (chunks: ReadonlyArray<StreamChunk.StreamChunk>) => {
   const state = BlockAssembler.foldAll(chunks)
-  return Either.getOrThrow(BlockAssembler.assemble(state))
+  return Result.getOrThrow(BlockAssembler.assemble(state))
 }
 
 const throughput = async (name: string, chunks: ReadonlyArray<StreamChunk.StreamChunk>) => {
@@ -119,7 +118,7 @@ const memory = async () => {
   const late = S.textDelta(0, "late")
   const flood = Stream.concat(
     Stream.fromIterable(closed),
-    Stream.repeatValue(late).pipe(Stream.take(N), Stream.rechunk(BATCH))
+    Stream.succeed(late).pipe(Stream.forever, Stream.take(N), Stream.rechunk(BATCH))
   )
   // warm up both paths once
   await Effect.runPromise(Stream.run(flood, BlockAssembler.stateSink))

@@ -23,7 +23,6 @@
  *   ≤ 1.3 / ≤ 2. `hotpaths/jsonl-write/100k`: the write path as it is (one fsync'd append per
  *   turn) × plain `fs` (append + fsync per turn on one open file). Target ≤ 2.
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -106,8 +105,8 @@ const anthropicMixedBody = (): string => {
   return parts.join("")
 }
 
-/** One read per `Chunk`, as the HTTP body delivers them. */
-const reads = (body: ReadonlyArray<Uint8Array>) => Stream.fromChunks(...body.map((b) => Chunk.of(b)))
+/** One read per batch, as the HTTP body delivers them. */
+const reads = (body: ReadonlyArray<Uint8Array>) => Stream.fromArrays(...body.map((b) => [b]))
 
 const pieces = (body: string, size = 16 * 1024): Array<Uint8Array> => {
   const bytes = new TextEncoder().encode(body)
@@ -262,7 +261,7 @@ const e2eRows = () =>
 const chunksOf = (w: Workload): Promise<ReadonlyArray<StreamChunk.StreamChunk>> =>
   Effect.runPromise(
     Stream.runCollect(OpenAiCompatible.decodeResponse(["reasoning_content"], "deepseek")(reads(pieces(openAiBody(w)))))
-  ).then(Chunk.toReadonlyArray)
+  )
 
 const inputsOf = (chunks: ReadonlyArray<StreamChunk.StreamChunk>): Array<AppendInput> =>
   chunks.map((chunk) => ({ type: "assistant/chunk", data: { turn: 1, step: 1, chunk } }))
@@ -282,14 +281,14 @@ const appendRows = async () => {
     const t = await interleaved(perEvent, () => serializeOnce(inputs))
     report({ bench: `hotpaths/append/${w}`, unit: "CPU ms (lower is better)", value: round(t.value), baseline: round(t.baseline), events: inputs.length, target: "<= 1.5" })
 
-    const batches: Array<Chunk.Chunk<StreamChunk.StreamChunk>> = []
-    for (let i = 0; i < chunks.length; i += 32) batches.push(Chunk.unsafeFromArray(chunks.slice(i, i + 32)))
+    const batches: Array<ReadonlyArray<StreamChunk.StreamChunk>> = []
+    for (let i = 0; i < chunks.length; i += 32) batches.push(chunks.slice(i, i + 32))
     const loopLike = () =>
       Effect.runPromise(Effect.scoped(Effect.gen(function*() {
         const session = yield* Session.make({ id: "bench" })
-        return yield* Stream.fromChunks(...batches).pipe(
-          Stream.mapChunksEffect((cs) =>
-            Effect.as(session.appendAll(Chunk.toReadonlyArray(cs).map((chunk) => ({ type: "assistant/chunk" as const, data: { turn: 1, step: 1, chunk } }))), cs)
+        return yield* Stream.fromArrays(...batches).pipe(
+          Stream.mapArrayEffect((cs) =>
+            Effect.as(session.appendAll(cs.map((chunk) => ({ type: "assistant/chunk" as const, data: { turn: 1, step: 1, chunk } }))), cs)
           ),
           Stream.run(BlockAssembler.sink)
         )

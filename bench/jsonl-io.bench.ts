@@ -109,12 +109,12 @@ const fdRow = async (dir: string, events: ReadonlyArray<SessionEvent>) => {
   await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const p = yield* Jsonl.make({ root: path.join(dir, "fds") }).pipe(Effect.provide(NodeFileSystem.layer))
     const store = yield* SessionStore.make.pipe(Effect.provideService(SessionPersistence, p))
-    const scopes: Array<Scope.CloseableScope> = []
+    const scopes: Array<Scope.Closeable> = []
     const sessions: Array<Session.Session> = []
     for (let i = 0; i < FD_SESSIONS; i++) {
       const scope = yield* Scope.make()
       scopes.push(scope)
-      sessions.push(yield* Scope.extend(store.create({ id: `fd-${i}`, cwd: "/bench" }), scope))
+      sessions.push(yield* Scope.provide(store.create({ id: `fd-${i}`, cwd: "/bench" }), scope))
     }
     // one turn per session, the sessions interleaved event by event
     for (const input of inputs) {

@@ -18,10 +18,9 @@
  *   metrics and logs batched to an HTTP client that answers at once) against the run with tracing disabled
  *   (`Effect.withTracerEnabled(false)`); spans are per request and per tool call, never per chunk.
  */
-import * as Otlp from "@effect/opentelemetry/Otlp"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Chunk from "effect/Chunk"
+import * as Otlp from "effect/observability/Otlp"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -66,15 +65,15 @@ const endToEnd = Effect.gen(function*() {
   const chunks = events.filter((e) => e.type === "assistant/chunk").length
   const results = events.filter((e) => e.type === "tool/result").length
   if (chunks !== STEPS * CHUNKS_PER_STEP || results !== STEPS) {
-    return yield* Effect.dieMessage(`unexpected run: ${chunks} chunks, ${results} tool results`)
+    return yield* Effect.die(new Error(`unexpected run: ${chunks} chunks, ${results} tool results`))
   }
-}).pipe(Effect.scoped, Effect.provide(Layer.fresh(TestKit.layer({ script: replies }))))
+}).pipe(Effect.scoped, Effect.provide(TestKit.layer({ script: replies })))
 
 const chunkLists = replies.map((r) => Scripted.toChunks(r))
 
 const assemblerOnly = Effect.forEach(
   chunkLists,
-  (chunks) => Stream.run(Stream.fromChunk(Chunk.unsafeFromArray(chunks.slice())), BlockAssembler.sink),
+  (chunks) => Stream.run(Stream.fromArray(chunks.slice()), BlockAssembler.sink),
   { discard: true }
 )
 

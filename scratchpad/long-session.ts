@@ -199,7 +199,7 @@ const main = Effect.gen(function*() {
     } per window of new content)`
   )
   yield* Console.log(`turn ends: ${[...new Set(r.turnEnds)].join(", ")}; log ${r.events.length} events; ${((performance.now() - started) / 1000).toFixed(1)} s`)
-  if (!under) yield* new WindowExceeded({ largest: r.largestRequest, window: settings.window })
+  if (!under) return yield* new WindowExceeded({ largest: r.largestRequest, window: settings.window })
 })
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) NodeRuntime.runMain(main)

@@ -1,5 +1,4 @@
 // Profiling helper (issue 17): Anthropic SSE → translator → assembler, 2,000 alternating thinking/text blocks.
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as Anthropic from "../src/Adapter/Anthropic.js"
@@ -16,7 +15,7 @@ parts.push(`event: message_delta\ndata: {"type":"message_delta","delta":{"stop_r
 const bytes = new TextEncoder().encode(parts.join(""))
 const pieces: Array<Uint8Array> = []
 for (let i = 0; i < bytes.length; i += 16384) pieces.push(bytes.subarray(i, i + 16384))
-const ours = () => Effect.runPromise(Stream.run(Anthropic.decodeResponse("anthropic")(Stream.fromChunks(...pieces.map((p) => Chunk.of(p)))), BlockAssembler.sink))
+const ours = () => Effect.runPromise(Stream.run(Anthropic.decodeResponse("anthropic")(Stream.fromArrays(...pieces.map((p) => [p]))), BlockAssembler.sink))
 const plain = () => {
   const d = new TextDecoder(); let buf = ""; let text = ""
   for (const p of pieces) {

@@ -1,5 +1,4 @@
 // Profiling helper (issue 17): the SSE → translator → assembler path on one workload, warm loops.
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as OpenAiCompatible from "../src/Adapter/OpenAiCompatible.js"
@@ -21,7 +20,7 @@ const bytes = new TextEncoder().encode(parts.join(""))
 const pieces: Array<Uint8Array> = []
 for (let i = 0; i < bytes.length; i += 16384) pieces.push(bytes.subarray(i, i + 16384))
 const decode = OpenAiCompatible.decodeResponse(["reasoning_content"], "deepseek")
-const ours = () => Effect.runPromise(Stream.run(decode(Stream.fromChunks(...pieces.map((p) => Chunk.of(p)))), BlockAssembler.sink))
+const ours = () => Effect.runPromise(Stream.run(decode(Stream.fromArrays(...pieces.map((p) => [p]))), BlockAssembler.sink))
 const plain = () => {
   const d = new TextDecoder(); let buf = ""; let text = ""
   for (const p of pieces) {

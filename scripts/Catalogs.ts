@@ -5,14 +5,14 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import * as CliConfig from "@effect/cli/CliConfig"
-import type * as CommandDescriptor from "@effect/cli/CommandDescriptor"
+import * as CommandDoc from "../src/Cli/CommandDoc.js"
 import * as CommandTree from "../src/Cli/CommandTree.js"
 import * as Help from "../src/Cli/Help.js"
 import * as SettingsFile from "../src/Cli/settings/SettingsFile.js"
 import * as SessionEvent from "../src/Session/SessionEvent.js"
 import * as CliReference from "./CliReference.js"
 import * as ErrorCatalog from "./ErrorCatalog.js"
+import * as SchemaText from "./SchemaText.js"
 import * as SettingsReference from "./SettingsReference.js"
 
 /** One generated file: its path under the repository and its content. */
@@ -51,7 +51,7 @@ export const sessionEvents = (root: string): Catalog => {
     const needle = `type: "${type}"`
     const appenders = files.filter((f) => f.text.includes(needle)).map((f) => `\`${f.path}\``)
     const surface = SessionEvent.surfaceTypes.has(type) ? "yes" : "no"
-    return `| \`${type}\` | ${surface} | \`${escapeCell(String(schema))}\` | ${appenders.join(", ") || "(extensions)"} |`
+    return `| \`${type}\` | ${surface} | \`${escapeCell(SchemaText.typeText(schema.ast))}\` | ${appenders.join(", ") || "(extensions)"} |`
   })
   return {
     path: "docs/reference/session-events.md",
@@ -83,11 +83,7 @@ export const cli = (): Catalog => ({
     "CLI reference",
     "Every `harness` command with its arguments and options, then the environment variables and exit codes; the " +
       "same text `harness <command> --help` prints."
-  ) + CliReference.render(
-    CommandTree.root.descriptor as CommandDescriptor.Command<unknown>,
-    Help.footer,
-    CliConfig.make({ showBuiltIns: false })
-  )
+  ) + CliReference.render(CommandDoc.of(CommandTree.root), Help.footer)
 })
 
 /** The settings keys of `settings.json` files. */

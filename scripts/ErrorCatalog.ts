@@ -149,11 +149,11 @@ const loopCodes: ReadonlyArray<readonly [code: string, meaning: string]> = [
   ["COMPACTION_STALLED", "compaction could not bring the context under the limit"]
 ]
 
-const classPattern = /export class (\w+) extends Schema\.TaggedError<\w+>\(\)\("(\w+)"/g
+const classPattern = /export class (\w+) extends Schema\.TaggedError(?:Class)?<\w+>\(\)\("(\w+)"/g
 
 const literalsIn = (text: string): ReadonlyArray<string> => [...text.matchAll(/"([A-Z][A-Z0-9_]*)"/g)].map((m) => m[1]!)
 
-/** The text of `Schema.Literal(…)` starting at `from`, up to its closing parenthesis. */
+/** The text of `Schema.Literal(…)` / `Schema.Literals([…])` starting at `from`, up to its closing parenthesis. */
 const literalCall = (text: string, from: number): string => {
   const open = text.indexOf("(", from)
   return text.slice(open, text.indexOf(")", open) + 1)
@@ -162,13 +162,13 @@ const literalCall = (text: string, from: number): string => {
 const codesOf = (source: Source, body: string): ReadonlyArray<string> => {
   const property = [...body.matchAll(/readonly code = "([A-Z_]+)"/g)].map((m) => m[1]!)
   if (property.length > 0) return property
-  const inline = body.search(/\bcode: Schema\.Literal\(/)
+  const inline = body.search(/\bcode: Schema\.Literals?\(/)
   if (inline >= 0) return literalsIn(literalCall(body, inline))
   const named = /\bcode: (\w+),/.exec(body)?.[1]
   if (named === "ProviderErrorCode") return [...LlmError.canonicalCodes, "HTTP_<status>", "<provider code>"]
   if (named !== undefined) {
-    const at = source.text.indexOf(`export const ${named} = Schema.Literal(`)
-    if (at >= 0) return literalsIn(literalCall(source.text, at))
+    const at = new RegExp(`export const ${named} = Schema\\.Literals?\\(`).exec(source.text)?.index
+    if (at !== undefined) return literalsIn(literalCall(source.text, at))
   }
   return []
 }

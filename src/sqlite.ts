@@ -1,6 +1,8 @@
 /**
- * The SQLite persistence backend as its own package entry (`effect-harness/sqlite`): importing the root entry
- * never loads `better-sqlite3` (a native addon) for users who only need JSONL or memory persistence.
+ * The SQLite persistence backend as its own package entry (`effect-harness/sqlite`), with the small
+ * `node:sqlite` client it runs on (`SqliteDatabase`, for `Sqlite.make` over a database you open).
+ * Importing the root entry never loads the SQLite backend; this entry loads Node's built-in
+ * `node:sqlite` only when a database is opened.
  *
  * ```ts
  * import { Sqlite } from "effect-harness/sqlite"
@@ -9,3 +11,7 @@
  * @since 0.2.0
  */
 export * as Sqlite from "./Session/persistence/Sqlite.js"
+/**
+ * @since 0.3.0
+ */
+export * as SqliteDatabase from "./Session/persistence/SqliteDatabase.js"

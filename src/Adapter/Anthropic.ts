@@ -76,9 +76,8 @@
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -162,8 +161,6 @@ export interface Resolved {
   readonly userAgent: string
 }
 
-const invalid = (path: string, message: string) => ConfigError.InvalidData([path], message)
-
 const isPositiveInt = (n: number) => Number.isInteger(n) && n > 0
 
 /**
@@ -172,31 +169,31 @@ const isPositiveInt = (n: number) => Number.isInteger(n) && n > 0
  * @since 0.1.0
  * @category constructors
  */
-export const resolve = (options: Options): Effect.Effect<Resolved, ConfigError.ConfigError> =>
+export const resolve = (options: Options): Effect.Effect<Resolved, Config.ConfigError> =>
   Effect.suspend(() => {
     if (HttpEdge.isEmptySecret(options.apiKey)) {
-      return Effect.fail(invalid("ANTHROPIC_API_KEY", "the API key is empty"))
+      return Effect.fail(HttpEdge.invalidConfig("the API key is empty"))
     }
     const baseUrl = options.baseUrl ?? "https://api.anthropic.com"
     if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
-      return Effect.fail(invalid("ANTHROPIC_BASE_URL", `invalid base URL "${baseUrl}"`))
+      return Effect.fail(HttpEdge.invalidConfig(`invalid base URL "${baseUrl}"`))
     }
     const provider = options.provider ?? "anthropic"
-    if (provider === "") return Effect.fail(invalid("provider", "the route id is empty"))
+    if (provider === "") return Effect.fail(HttpEdge.invalidConfig("the route id is empty"))
     const maxTokens = options.maxTokens ?? defaultMaxTokens
-    if (!isPositiveInt(maxTokens)) return Effect.fail(invalid("maxTokens", "must be a positive integer"))
+    if (!isPositiveInt(maxTokens)) return Effect.fail(HttpEdge.invalidConfig("maxTokens must be a positive integer"))
     if (options.thinking !== undefined && !isPositiveInt(options.thinking.budgetTokens)) {
-      return Effect.fail(invalid("thinking.budgetTokens", "must be a positive integer"))
+      return Effect.fail(HttpEdge.invalidConfig("thinking.budgetTokens must be a positive integer"))
     }
     if (options.userAgent !== undefined && options.userAgent.trim() === "") {
-      return Effect.fail(invalid("userAgent", "the attribution identity may be substituted, never suppressed (C-6)"))
+      return Effect.fail(HttpEdge.invalidConfig("the attribution identity may be substituted, never suppressed (C-6)"))
     }
     const seen = new Set<string>()
     const models: Array<LlmAdapter.ModelInfo> = []
     for (const entry of options.models ?? []) {
       const name = entry.name ?? entry.id
-      if (entry.id === "" || name === "") return Effect.fail(invalid("models", "a model id or name is empty"))
-      if (seen.has(entry.id)) return Effect.fail(invalid("models", `duplicate model id "${entry.id}"`))
+      if (entry.id === "" || name === "") return Effect.fail(HttpEdge.invalidConfig("a model id or name is empty"))
+      if (seen.has(entry.id)) return Effect.fail(HttpEdge.invalidConfig(`duplicate model id "${entry.id}"`))
       seen.add(entry.id)
       models.push({ provider, id: entry.id, name })
     }
@@ -324,7 +321,7 @@ const coreKinds: Record<string, ReplayBlock["type"] | undefined> = {
 const assistantContent = (
   message: Message.Message,
   model: string
-): Either.Either<Array<Wire>, LlmError.ProviderError> => {
+): Result.Result<Array<Wire>, LlmError.ProviderError> => {
   const core = message.content.filter((b) => b.type === "text" || b.type === "reasoning" || b.type === "tool-call")
   const raw = message.provenance?.replayState
   const out: Array<Wire> = []
@@ -334,10 +331,10 @@ const assistantContent = (
   }
   if (raw === undefined || message.provenance?.model !== model) {
     for (const b of core) plain(b)
-    return Either.right(out)
+    return Result.succeed(out)
   }
   const state = parseReplayState(raw)
-  if (state === undefined) return Either.left(replayMismatch("not an Anthropic replay state"))
+  if (state === undefined) return Result.fail(replayMismatch("not an Anthropic replay state"))
   let i = 0
   for (const entry of state.blocks) {
     if (entry.type === "native") {
@@ -345,11 +342,11 @@ const assistantContent = (
       continue
     }
     const block = core[i++]
-    if (block === undefined) return Either.left(replayMismatch("more native blocks than content blocks"))
+    if (block === undefined) return Result.fail(replayMismatch("more native blocks than content blocks"))
     const expected = coreKinds[block.type]
     const kind = entry.type === "redacted_thinking" ? "thinking" : entry.type
     if (expected !== kind) {
-      return Either.left(replayMismatch(`block ${i - 1} is ${block.type}, the state says ${entry.type}`))
+      return Result.fail(replayMismatch(`block ${i - 1} is ${block.type}, the state says ${entry.type}`))
     }
     if (entry.type === "thinking" && block.type === "reasoning") {
       out.push({ type: "thinking", thinking: block.text, signature: entry.signature })
@@ -359,8 +356,8 @@ const assistantContent = (
       plain(block)
     }
   }
-  if (i !== core.length) return Either.left(replayMismatch("fewer native blocks than content blocks"))
-  return Either.right(out)
+  if (i !== core.length) return Result.fail(replayMismatch("fewer native blocks than content blocks"))
+  return Result.succeed(out)
 }
 
 /**
@@ -371,7 +368,7 @@ const assistantContent = (
  */
 export const toWireMessages = (
   options: Pick<Message.GenerateOptions, "messages" | "model">
-): Either.Either<Array<Wire>, LlmError.ProviderError> => {
+): Result.Result<Array<Wire>, LlmError.ProviderError> => {
   const out: Array<Wire> = []
   // the pending user turn: tool results first, then other content
   let results: Array<Wire> = []
@@ -384,10 +381,10 @@ export const toWireMessages = (
   for (const message of options.messages) {
     if (message.role === "assistant") {
       const content = assistantContent(message, options.model)
-      if (Either.isLeft(content)) return Either.left(content.left)
-      if (content.right.length === 0) continue
+      if (Result.isFailure(content)) return Result.fail(content.failure)
+      if (content.success.length === 0) continue
       flushUser()
-      out.push({ role: "assistant", content: content.right })
+      out.push({ role: "assistant", content: content.success })
       continue
     }
     for (const b of message.content) {
@@ -402,7 +399,7 @@ export const toWireMessages = (
     }
   }
   flushUser()
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /**
@@ -415,23 +412,23 @@ export const toWireMessages = (
 export const buildBody = (
   resolved: Resolved,
   options: Message.GenerateOptions
-): Either.Either<Wire, LlmError.ProviderError> => {
+): Result.Result<Wire, LlmError.ProviderError> => {
   const messages = toWireMessages(options)
-  if (Either.isLeft(messages)) {
-    return Either.left(
-      LlmError.providerError(messages.left.code, messages.left.message, { provider: resolved.provider })
+  if (Result.isFailure(messages)) {
+    return Result.fail(
+      LlmError.providerError(messages.failure.code, messages.failure.message, { provider: resolved.provider })
     )
   }
   const maxTokens = options.maxTokens ?? resolved.maxTokens
   const body: Wire = { model: options.model, max_tokens: maxTokens }
   if (options.system !== undefined && options.system !== "") body["system"] = options.system
-  body["messages"] = messages.right
+  body["messages"] = messages.success
   if (options.tools !== undefined && options.tools.length > 0) {
     body["tools"] = options.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }))
   }
   if (resolved.thinking !== undefined) {
     if (resolved.thinking.budgetTokens >= maxTokens) {
-      return Either.left(
+      return Result.fail(
         LlmError.providerError(
           "INVALID_REQUEST",
           `max_tokens (${maxTokens}) must exceed the thinking budget (${resolved.thinking.budgetTokens})`,
@@ -440,7 +437,7 @@ export const buildBody = (
       )
     }
     if (options.temperature !== undefined && options.temperature !== 1) {
-      return Either.left(
+      return Result.fail(
         LlmError.providerError(
           "UNSUPPORTED_OPTION",
           `temperature ${options.temperature} cannot be sent with extended thinking (Anthropic accepts only 1)`,
@@ -453,7 +450,7 @@ export const buildBody = (
   if (options.temperature !== undefined) body["temperature"] = options.temperature
   if (options.stop !== undefined) body["stop_sequences"] = options.stop
   body["stream"] = true
-  return Either.right(body)
+  return Result.succeed(body)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -647,7 +644,7 @@ export const makeTranslator = (provider: string): Sse.Translator => {
       }
     })
     const copied = Json.copyJson({ kind: "anthropic-messages", version: 1, model, id, blocks })
-    return Either.isRight(copied) ? copied.right : undefined
+    return Result.isSuccess(copied) ? copied.success : undefined
   }
 
   const close = (out: Array<StreamChunk.StreamChunk>, reason: Message.FinishReason) => {
@@ -838,7 +835,7 @@ export const decodeResponse = (provider: string) =>
  */
 export const make = (
   options: Options
-): Effect.Effect<LlmAdapter.LlmAdapter, ConfigError.ConfigError> =>
+): Effect.Effect<LlmAdapter.LlmAdapter, Config.ConfigError> =>
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
     const client = yield* DefaultHttpClient.forAdapter
@@ -851,13 +848,13 @@ export const make = (
       stream: (request) =>
         Stream.suspend(() => {
           const body = buildBody(resolved, request)
-          if (Either.isLeft(body)) return Stream.fail(body.left)
+          if (Result.isFailure(body)) return Stream.fail(body.failure)
           return HttpEdge.stream(client, {
             provider: resolved.provider,
             url,
             headers: resolved.headers,
             auth,
-            body: body.right,
+            body: body.success,
             secretHeaders: options.secretHeaders
           }).pipe(decoder)
         })
@@ -874,9 +871,9 @@ export const make = (
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
     apiKey: overrides.apiKey === undefined
-      ? Config.redacted("ANTHROPIC_API_KEY")
+      ? Config.Redacted("ANTHROPIC_API_KEY")
       : Config.succeed(overrides.apiKey),
-    baseUrl: Config.option(Config.string("ANTHROPIC_BASE_URL"))
+    baseUrl: Config.option(Config.String("ANTHROPIC_BASE_URL"))
   }).pipe(
     Config.map(({ apiKey, baseUrl }) => ({
       ...overrides,
@@ -893,7 +890,7 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
  */
 export const layer = (
   options: Options
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
+): Layer.Layer<LlmAdapter.Adapter, Config.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, make(options))
 
 /**
@@ -904,5 +901,5 @@ export const layer = (
  */
 export const layerConfig = (
   overrides: Partial<Options> = {}
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
+): Layer.Layer<LlmAdapter.Adapter, Config.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, Effect.flatMap(config(overrides), make))

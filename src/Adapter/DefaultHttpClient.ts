@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
@@ -29,9 +29,17 @@ let shared: HttpClient.HttpClient | undefined = undefined
 export const get: Effect.Effect<HttpClient.HttpClient> = Effect.suspend(() =>
   shared !== undefined
     ? Effect.succeed(shared)
-    : Effect.map(
-      Effect.promise(() => Promise.all([import("@effect/platform-node/NodeHttpClient"), import("@effect/platform-node/Undici")])),
-      ([NodeHttpClient, Undici]) => (shared ??= NodeHttpClient.makeUndici(Undici.getGlobalDispatcher()))
+    : Effect.flatMap(
+      Effect.promise(() => import("@effect/platform-node/NodeHttpClient")),
+      (NodeHttpClient) =>
+        // Effect 4: `makeUndici` reads its `Dispatcher` from the context (here undici's global one);
+        // undici's own timers are off (the byte timers of `HttpEdge` bound every read). Not
+        // `@effect/platform-node/Undici`: its `export *` of a CommonJS module is lost across a
+        // dynamic import in the split bundle.
+        Effect.map(
+          Effect.provide(NodeHttpClient.makeUndici, NodeHttpClient.dispatcherLayerGlobal),
+          (client) => (shared ??= client)
+        )
     )
 )
 

@@ -12,7 +12,7 @@
  *   builds (including a provider's echoed error text) has the key's value, and the value of every
  *   configured secret header ({@link defaultSecretHeaders}: `authorization`, `api-key`,
  *   `x-api-key`, `x-goog-api-key`; deployments add their own), replaced by `<redacted>`; the same
- *   names are redacted in the HTTP client's span attributes (`Headers.currentRedactedNames`), and no
+ *   names are redacted in the HTTP client's span attributes (`Headers.CurrentRedactedNames`), and no
  *   error carries the request object (its headers hold the key).
  * - Error bodies (non-2xx) and non-stream 2xx bodies are read up to {@link errorBodyCap} (1 MiB)
  *   with a truncation marker, so a huge error page cannot balloon memory.
@@ -32,7 +32,7 @@
  *   does), the **idle timeout** between two reads of body bytes of any kind. Both fail with
  *   `TIMEOUT`; whether that is retried is the `Llm` retry policy's call (retryable while the attempt
  *   emitted no chunk; after chunks it goes to request recovery, L-20).
- * - The response body is consumed inside the request's scope (`Stream.unwrapScoped` +
+ * - The response body is consumed inside the request's scope (`Stream.unwrap` +
  *   `HttpClient.withScope`): when the consumer is interrupted, the request is aborted and the
  *   connection closed. When the consumer stops normally before the body's end (the decoder saw the
  *   terminal marker), the rest of the body is drained first, bounded by {@link drainLimit}, so the
@@ -43,18 +43,22 @@
  *
  * @since 0.1.0
  */
-import * as Headers from "@effect/platform/Headers"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Chunk from "effect/Chunk"
+import * as Headers from "effect/http/Headers"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
+import * as Pull from "effect/Pull"
 import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as LlmError from "../Llm/LlmError.js"
 import * as Retry from "../Llm/Retry.js"
@@ -166,6 +170,27 @@ export interface StreamRequest {
 }
 
 /**
+ * An adapter's configuration is invalid (C-9): a `ConfigError` over a `SourceError` whose message
+ * is `message` as is (the CLI prints it in the user's words). Effect 4 has no `InvalidData`; the
+ * offending key is named by the message.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const invalidConfig = (message: string): Config.ConfigError =>
+  new Config.ConfigError(new ConfigProvider.SourceError({ message }))
+
+/**
+ * A required configuration value is absent (C-9): a `ConfigError` whose message names the
+ * variable (`path`) to set (Effect 4 has no `MissingData`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const missingConfig = (path: string, message: string): Config.ConfigError =>
+  invalidConfig(`${message} (${path})`)
+
+/**
  * `true` when a key is the empty string (an explicitly empty key is invalid configuration).
  *
  * @since 0.1.0
@@ -206,32 +231,36 @@ const requestFailure = (
   secrets: ReadonlyArray<string>
 ): LlmError.ProviderError => {
   const where = `POST ${options.url}`
-  if (error._tag === "RequestError" && error.reason === "InvalidUrl") {
+  // Effect 4: one `HttpClientError` class whose `reason` carries the kind (`InvalidUrlError`,
+  // `EncodeError`, `TransportError`, and on a body read `DecodeError`/`EmptyBodyError`/...)
+  const reason = error.reason
+  if (reason._tag === "InvalidUrlError") {
     return LlmError.providerError("INVALID_REQUEST", scrub(`invalid URL (${where})`, secrets), {
       provider: options.provider
     })
   }
-  if (error._tag === "RequestError" && error.reason === "Encode") {
+  if (reason._tag === "EncodeError") {
     return LlmError.providerError(
       "INVALID_REQUEST",
       scrub(`request body could not be encoded (${where})`, secrets),
       { provider: options.provider }
     )
   }
-  if (isDestroyedClient(error.cause)) {
+  const cause = reason.cause
+  if (isDestroyedClient(cause)) {
     return LlmError.providerError(
       "TRANSPORT",
       scrub(
         `the HTTP client was closed before this request (${where}); provide it for the adapter's whole life (Layer.provide on the adapter's layer) or provide none (the adapter then uses its own)`,
         secrets
       ),
-      { provider: options.provider, cause: error.cause }
+      { provider: options.provider, cause }
     )
   }
   return LlmError.providerError(
     "TRANSPORT",
-    scrub(`transport error: ${causeMessage(error.cause)} (${where})`, secrets),
-    error.cause === undefined ? { provider: options.provider } : { provider: options.provider, cause: error.cause }
+    scrub(`transport error: ${causeMessage(cause)} (${where})`, secrets),
+    cause === undefined ? { provider: options.provider } : { provider: options.provider, cause }
   )
 }
 
@@ -254,6 +283,8 @@ export interface Timers {
   /** between two reads of body bytes */
   readonly idle: Duration.Duration
 }
+
+type BytesPull<E> = Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>, E, void>
 
 const timeoutError = (first: boolean, limit: Duration.Duration, provider: string): LlmError.ProviderError =>
   LlmError.providerError(
@@ -281,30 +312,34 @@ export const withByteTimers = <E>(
   const firstFinite = Duration.isFinite(timers.firstByte)
   const idleFinite = Duration.isFinite(timers.idle)
   if (!firstFinite && !idleFinite) return bytes
-  return Stream.unwrapScoped(Effect.gen(function*() {
-    let sawByte = false
-    let since = yield* Clock.currentTimeMillis
-    const pull = yield* Stream.toPull(bytes)
-    const timed = Effect.suspend(() => {
-      const limit = sawByte ? timers.idle : timers.firstByte
-      if (!Duration.isFinite(limit)) return pull
-      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.timeoutFail(pull, {
-          duration: Duration.millis(Math.max(0, Duration.toMillis(limit) - (now - since))),
-          onTimeout: () => Option.some<E | LlmError.ProviderError>(timeoutError(!sawByte, limit, provider))
-        }))
-    }).pipe(
-      Effect.tap((chunk) =>
-        Chunk.some(chunk, (b) => b.length > 0)
-          ? Effect.map(Clock.currentTimeMillis, (now) => {
+  return Stream.transformPull(bytes, (pull: BytesPull<E>) =>
+    Effect.map(Clock.currentTimeMillis, (start) => {
+      let sawByte = false
+      let since = start
+      const onRead = (chunk: Arr.NonEmptyReadonlyArray<Uint8Array>) =>
+        Effect.clockWith((clock) => {
+          if (chunk.some((b) => b.length > 0)) {
             sawByte = true
-            since = now
-          })
-          : Effect.void
-      )
-    )
-    return Stream.repeatEffectChunkOption(timed)
-  }))
+            since = clock.currentTimeMillisUnsafe()
+          }
+          return Effect.succeed(chunk)
+        })
+      const timed: BytesPull<E | LlmError.ProviderError> = Effect.suspend(() => {
+        const limit = sawByte ? timers.idle : timers.firstByte
+        if (!Duration.isFinite(limit)) return Effect.flatMap(pull, onRead)
+        return Effect.clockWith((clock) => {
+          const left = Math.max(0, Duration.toMillis(limit) - (clock.currentTimeMillisUnsafe() - since))
+          return Effect.flatMap(
+            Effect.timeoutOrElse(pull, {
+              duration: Duration.millis(left),
+              orElse: () => Effect.fail(timeoutError(!sawByte, limit, provider))
+            }),
+            onRead
+          )
+        })
+      })
+      return timed
+    }))
 }
 
 /**
@@ -331,8 +366,16 @@ const untimed = (
   client: HttpClient.HttpClient,
   options: StreamRequest
 ): Stream.Stream<Uint8Array, LlmError.ProviderError> =>
-  Stream.unwrapScoped(
+  Stream.unwrap(
     Effect.gen(function*() {
+      // the request and its body live in a scope of their own, closed sequentially by the one
+      // finalizer below, after the drain: the stream's scope may run its finalizers in parallel,
+      // which would abort the request or destroy the body while it is being drained
+      const own = yield* Scope.make("sequential")
+      let drain: Effect.Effect<void> = Effect.void
+      yield* Effect.addFinalizer((exit) =>
+        Effect.andThen(Exit.isSuccess(exit) ? Effect.suspend(() => drain) : Effect.void, Scope.close(own, exit))
+      )
       const auth = options.auth
       const key = auth === undefined ? undefined : Redacted.value(auth.key)
       const headers: Record<string, string> = { ...options.headers }
@@ -352,15 +395,17 @@ const untimed = (
         Effect.mapError((error) =>
           LlmError.providerError(
             "INVALID_REQUEST",
-            scrub(`request body is not JSON-serializable: ${causeMessage(error.reason.error)}`, secrets),
+            scrub(`request body is not JSON-serializable: ${causeMessage(error.cause)}`, secrets),
             { provider: options.provider }
           )
         )
       )
       const response = yield* HttpClient.withScope(client).execute(request).pipe(
         Effect.mapError((error) => requestFailure(error, options, secrets)),
-        // span attributes and inspected headers redact every configured secret header
-        Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...secretNames])
+        // span attributes and inspected headers redact every configured secret header (a
+        // `Context.Reference` in Effect 4, set for the request only)
+        Effect.updateService(Headers.CurrentRedactedNames, (names) => [...names, ...secretNames]),
+        Scope.provide(own)
       )
       if (response.status < 200 || response.status >= 300) {
         const now = yield* Clock.currentTimeMillis
@@ -384,8 +429,8 @@ const untimed = (
       }
       let sawBytes = false
       const body = response.stream.pipe(
-        Stream.mapChunks((chunk) => {
-          if (!sawBytes) sawBytes = Chunk.some(chunk, (bytes) => bytes.length > 0)
+        Stream.mapArray((chunk) => {
+          if (!sawBytes) sawBytes = chunk.some((bytes) => bytes.length > 0)
           return chunk
         }),
         Stream.mapError((error) => requestFailure(error, options, secrets)),
@@ -402,20 +447,18 @@ const untimed = (
       )
       // pulled here (not piped) so that, when the consumer stops early but normally (the decoder
       // saw the terminal marker), the rest of the body can still be read before the request's
-      // scope closes: this finalizer runs before the body's and the request's own (added earlier)
+      // scope closes (the finalizer above drains, then closes it)
       let ended = false
-      const pull = yield* Stream.toPull(body)
-      yield* Effect.addFinalizer((exit) =>
-        !Exit.isSuccess(exit)
-          ? Effect.void
-          : Effect.zipRight(
-            ended ? Effect.void : drainRest(pull, () => void (ended = true)),
-            // undici puts a finished socket back in its pool one macrotask after the body's end:
-            // a request sent before that would open a second connection
-            Effect.suspend(() => ended ? nextMacrotask : Effect.void)
-          )
+      const pull = yield* Stream.toPull(body).pipe(Scope.provide(own))
+      drain = Effect.andThen(
+        Effect.suspend(() => ended ? Effect.void : drainRest(pull, () => void (ended = true))),
+        // undici puts a finished socket back in its pool one macrotask after the body's end:
+        // a request sent before that would open a second connection
+        Effect.suspend(() => ended ? nextMacrotask : Effect.void)
       )
-      return Stream.repeatEffectChunkOption(Effect.tapError(pull, () => Effect.sync(() => void (ended = true))))
+      // any end of the pull (done, failure) means there is nothing left to drain
+      const markEnd = Effect.sync(() => void (ended = true))
+      return Stream.fromPull(Effect.succeed(Effect.tapCause(pull, () => markEnd)))
     })
   )
 
@@ -432,21 +475,21 @@ const untimed = (
 export const drainLimit = { bytes: 16 * 1024, millis: 200 } as const
 
 const drainRest = <E>(
-  pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<E>>,
+  pull: BytesPull<E>,
   onEnd: () => void
 ): Effect.Effect<void> => {
   let budget = drainLimit.bytes
-  const loop: Effect.Effect<void, Option.Option<E>> = Effect.flatMap(pull, (chunk) => {
+  const loop: Effect.Effect<void, E | Cause.Done<void>> = Effect.flatMap(pull, (chunk) => {
     for (const bytes of chunk) budget -= bytes.length
     return budget > 0 ? loop : Effect.void
   })
   return Effect.interruptible(Effect.ignore(Effect.timeout(
-    Effect.tapError(loop, (e) => Effect.sync(() => Option.isNone(e) && onEnd())),
+    Effect.tapCause(loop, (cause) => Effect.sync(() => Pull.isDoneCause(cause) && onEnd())),
     Duration.millis(drainLimit.millis)
   )))
 }
 
-const nextMacrotask: Effect.Effect<void> = Effect.async<void>((resume) => {
+const nextMacrotask: Effect.Effect<void> = Effect.callback<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })

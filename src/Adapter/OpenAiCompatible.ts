@@ -65,7 +65,6 @@
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -323,8 +322,6 @@ export interface Resolved {
   readonly sendReasoningContent: boolean
 }
 
-const invalid = (path: string, message: string) => ConfigError.InvalidData([path], message)
-
 /**
  * The Azure OpenAI `api-version` used when none is configured (a GA version with streaming usage).
  *
@@ -354,55 +351,55 @@ export const endpoint = (resolved: Resolved, options: Pick<Options, "deployment"
  * @since 0.1.0
  * @category constructors
  */
-export const resolve = (options: Options): Effect.Effect<Resolved, ConfigError.ConfigError> =>
+export const resolve = (options: Options): Effect.Effect<Resolved, Config.ConfigError> =>
   Effect.suspend(() => {
     const profile = profiles[options.profile]
     if (profile === undefined) {
-      return Effect.fail(invalid("profile", `unknown profile "${String(options.profile)}"`))
+      return Effect.fail(HttpEdge.invalidConfig(`unknown profile "${String(options.profile)}"`))
     }
     const prefix = profile.envPrefix
     const baseUrl = options.baseUrl ?? profile.baseUrl
     if (baseUrl === undefined) {
-      return Effect.fail(ConfigError.MissingData([`${prefix}_BASE_URL`], `the ${profile.name} profile needs a base URL`))
+      return Effect.fail(HttpEdge.missingConfig(`${prefix}_BASE_URL`, `the ${profile.name} profile needs a base URL`))
     }
     if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
-      return Effect.fail(invalid(`${prefix}_BASE_URL`, `invalid base URL "${baseUrl}"`))
+      return Effect.fail(HttpEdge.invalidConfig(`invalid base URL "${baseUrl}"`))
     }
     if (options.apiKey === undefined && profile.keyRequired) {
-      return Effect.fail(ConfigError.MissingData([`${prefix}_API_KEY`], `the ${profile.name} profile needs an API key`))
+      return Effect.fail(HttpEdge.missingConfig(`${prefix}_API_KEY`, `the ${profile.name} profile needs an API key`))
     }
     if (options.apiKey !== undefined && HttpEdge.isEmptySecret(options.apiKey)) {
-      return Effect.fail(invalid(`${prefix}_API_KEY`, "the API key is empty"))
+      return Effect.fail(HttpEdge.invalidConfig("the API key is empty"))
     }
     if (profile.name === "azure" && (options.deployment === undefined || options.deployment === "")) {
-      return Effect.fail(invalid("deployment", "the azure profile needs a deployment name"))
+      return Effect.fail(HttpEdge.invalidConfig("the azure profile needs a deployment name"))
     }
     const provider = options.provider ?? profile.route
-    if (provider === "") return Effect.fail(invalid("provider", "the route id is empty"))
+    if (provider === "") return Effect.fail(HttpEdge.invalidConfig("the route id is empty"))
     const displayName = options.displayName === undefined || options.displayName === ""
       ? (options.provider === undefined ? profile.displayName : provider)
       : options.displayName
     if (options.thinking !== undefined && !profile.thinking) {
-      return Effect.fail(invalid("thinking", `the ${profile.name} profile has no thinking option`))
+      return Effect.fail(HttpEdge.invalidConfig(`the ${profile.name} profile has no thinking option`))
     }
     if (options.reasoningEffort !== undefined) {
       const allowed = profile.reasoningEfforts
       if (options.reasoningEffort === "" || (allowed !== undefined && !allowed.includes(options.reasoningEffort))) {
         return Effect.fail(
-          invalid("reasoningEffort", `unsupported reasoning effort "${options.reasoningEffort}"`)
+          HttpEdge.invalidConfig(`unsupported reasoning effort "${options.reasoningEffort}"`)
         )
       }
     }
     if (options.userAgent !== undefined && options.userAgent.trim() === "") {
-      return Effect.fail(invalid("userAgent", "the attribution identity may be substituted, never suppressed (C-6)"))
+      return Effect.fail(HttpEdge.invalidConfig("the attribution identity may be substituted, never suppressed (C-6)"))
     }
     const entries = options.models ?? profile.models
     const seen = new Set<string>()
     const models: Array<LlmAdapter.ModelInfo> = []
     for (const entry of entries) {
       const name = entry.name ?? entry.id
-      if (entry.id === "" || name === "") return Effect.fail(invalid("models", "a model id or name is empty"))
-      if (seen.has(entry.id)) return Effect.fail(invalid("models", `duplicate model id "${entry.id}"`))
+      if (entry.id === "" || name === "") return Effect.fail(HttpEdge.invalidConfig("a model id or name is empty"))
+      if (seen.has(entry.id)) return Effect.fail(HttpEdge.invalidConfig(`duplicate model id "${entry.id}"`))
       seen.add(entry.id)
       models.push({ provider, id: entry.id, name })
     }
@@ -829,7 +826,7 @@ export const decodeResponse = (reasoningFields: ReadonlyArray<string>, provider:
  */
 export const make = (
   options: Options
-): Effect.Effect<LlmAdapter.LlmAdapter, ConfigError.ConfigError> =>
+): Effect.Effect<LlmAdapter.LlmAdapter, Config.ConfigError> =>
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
     const client = yield* DefaultHttpClient.forAdapter
@@ -871,8 +868,8 @@ export const config = (
 ): Config.Config<Options> => {
   const prefix = profiles[profile].envPrefix
   return Config.all({
-    apiKey: Config.option(Config.redacted(`${prefix}_API_KEY`)),
-    baseUrl: Config.option(Config.string(`${prefix}_BASE_URL`))
+    apiKey: Config.option(Config.Redacted(`${prefix}_API_KEY`)),
+    baseUrl: Config.option(Config.String(`${prefix}_BASE_URL`))
   }).pipe(
     Config.map(({ apiKey, baseUrl }) => ({
       ...overrides,
@@ -891,7 +888,7 @@ export const config = (
  */
 export const layer = (
   options: Options
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
+): Layer.Layer<LlmAdapter.Adapter, Config.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, make(options))
 
 /**
@@ -904,5 +901,5 @@ export const layer = (
 export const layerConfig = (
   profile: ProfileName,
   overrides: Omit<Options, "profile"> = {}
-): Layer.Layer<LlmAdapter.Adapter, ConfigError.ConfigError> =>
+): Layer.Layer<LlmAdapter.Adapter, Config.ConfigError> =>
   Layer.effect(LlmAdapter.Adapter, Effect.flatMap(config(profile, overrides), make))

@@ -56,14 +56,12 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as PlatformError from "@effect/platform/Error"
-import * as Chunk from "effect/Chunk"
+import * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -216,7 +214,7 @@ export const failWith = (error: ProviderError): Item => ({ _tag: "Fail", error }
  * @since 0.1.0
  * @category items
  */
-export const delay = (duration: Duration.DurationInput): Item => ({ _tag: "Delay", duration: Duration.decode(duration) })
+export const delay = (duration: Duration.Input): Item => ({ _tag: "Delay", duration: Duration.fromInputUnsafe(duration) })
 
 /**
  * Waits until interrupted.
@@ -336,6 +334,15 @@ const expand = (reply: Reply): ReadonlyArray<Segment> => {
 export const toChunks = (reply: Reply): ReadonlyArray<StreamChunk.StreamChunk> =>
   expand(reply).flatMap((s) => (s._tag === "Chunks" ? s.chunks : []))
 
+/**
+ * Waits until interrupted, holding a timer meanwhile: a hang stands for a stalled connection, which
+ * keeps the process alive (Effect 4's `Stream.never` holds no event-loop handle, Effect 3's did).
+ */
+const hangForever: Stream.Stream<never> = Stream.fromEffect(Effect.callback<never>(() => {
+  const keep = setInterval(() => {}, 2 ** 31 - 1)
+  return Effect.sync(() => clearInterval(keep))
+}))
+
 const play = (
   reply: Reply,
   chunkDelay: Duration.Duration | undefined
@@ -344,13 +351,13 @@ const play = (
     Stream.flatMap((segment): Stream.Stream<StreamChunk.StreamChunk, LlmError> => {
       switch (segment._tag) {
         case "Chunks":
-          return Stream.fromChunk(Chunk.unsafeFromArray(segment.chunks.slice()))
+          return Stream.fromArray(segment.chunks)
         case "Fail":
           return Stream.fail(segment.error)
         case "Delay":
           return Stream.drain(Stream.fromEffect(Effect.sleep(segment.duration)))
         case "Hang":
-          return Stream.never
+          return hangForever
       }
     })
   )
@@ -380,7 +387,7 @@ export interface Options {
   /** a model for the advisory catalog (none by default) */
   readonly model?: string
   /** a wait between two chunks (typewriter effect for demos); none by default */
-  readonly chunkDelay?: Duration.DurationInput
+  readonly chunkDelay?: Duration.Input
 }
 
 /**
@@ -401,7 +408,7 @@ export interface Handle {
  * @since 0.1.0
  * @category tags
  */
-export class Recorder extends Context.Tag("effect-harness/Adapter/Scripted/Recorder")<Recorder, Handle>() {}
+export class Recorder extends Context.Service<Recorder, Handle>()("effect-harness/Adapter/Scripted/Recorder") {}
 
 /**
  * Builds a scripted adapter.
@@ -412,7 +419,7 @@ export class Recorder extends Context.Tag("effect-harness/Adapter/Scripted/Recor
 export const make = (script: Script, options: Options = {}): Effect.Effect<Handle> =>
   Effect.map(Ref.make<ReadonlyArray<Message.GenerateOptions>>([]), (log) => {
     const provider = options.provider ?? "scripted"
-    const chunkDelay = options.chunkDelay === undefined ? undefined : Duration.decode(options.chunkDelay)
+    const chunkDelay = options.chunkDelay === undefined ? undefined : Duration.fromInputUnsafe(options.chunkDelay)
     const adapter: LlmAdapter = {
       providers: [{ id: provider, name: options.name ?? "Scripted" }],
       models: options.model === undefined ? [] : [{ provider, id: options.model, name: options.model }],
@@ -456,7 +463,7 @@ export const layer = (script: Script, options: Options = {}): Layer.Layer<Adapte
  * @category layers
  */
 export const layerLlm = (script: Script, options: Options = {}): Layer.Layer<Recorder, RegistryError, Llm.Llm> =>
-  Layer.scoped(
+  Layer.effect(
     Recorder,
     Effect.tap(make(script, options), (handle) => Llm.register(handle.adapter.providers, handle.adapter))
   )
@@ -486,32 +493,34 @@ export class ScriptError extends Schema.TaggedError<ScriptError>()("ScriptError"
   message: Schema.String
 }) {}
 
+const NonNegative = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0))
+
 const ToolCallFields = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.String })
 
-const JsonItem = Schema.Union(
+const JsonItem = Schema.Union([
   Schema.Struct({ text: Schema.String }),
   Schema.Struct({ reasoning: Schema.String }),
   Schema.Struct({ toolCall: ToolCallFields }),
   Schema.Struct({ usage: Message.TokenUsage }),
-  Schema.Struct({ finish: Message.FinishReason, replayState: Schema.optionalWith(Json.Json, { exact: true }) }),
+  Schema.Struct({ finish: Message.FinishReason, replayState: Schema.optionalKey(Json.Json) }),
   Schema.Struct({
     fail: Schema.Struct({
       code: Schema.String,
-      message: Schema.optionalWith(Schema.String, { exact: true }),
-      status: Schema.optionalWith(Schema.Number, { exact: true }),
-      retryAfterMillis: Schema.optionalWith(Schema.Number.pipe(Schema.nonNegative()), { exact: true })
+      message: Schema.optionalKey(Schema.String),
+      status: Schema.optionalKey(Schema.Number),
+      retryAfterMillis: Schema.optionalKey(NonNegative)
     })
   }),
-  Schema.Struct({ delayMs: Schema.Number.pipe(Schema.nonNegative()) }),
+  Schema.Struct({ delayMs: NonNegative }),
   Schema.Struct({ hang: Schema.Literal(true) }),
   Schema.Struct({ chunk: StreamChunk.StreamChunk })
-)
+])
 
-const JsonResponse = Schema.Union(
+const JsonResponse = Schema.Union([
   Schema.Array(JsonItem),
   Schema.Struct({ text: Schema.String }),
   Schema.Struct({ call: ToolCallFields })
-)
+])
 
 /**
  * Schema of a script file (JSON): `{provider?, model?, responses: [...]}`; see the module doc.
@@ -520,8 +529,8 @@ const JsonResponse = Schema.Union(
  * @category schemas
  */
 export const ScriptFile = Schema.Struct({
-  provider: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { exact: true }),
-  model: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { exact: true }),
+  provider: Schema.optionalKey(Schema.NonEmptyString),
+  model: Schema.optionalKey(Schema.NonEmptyString),
   responses: Schema.Array(JsonResponse)
 })
 
@@ -569,7 +578,10 @@ export const fromScriptFile = (file: ScriptFile): { readonly script: Script; rea
   }
 })
 
-const decodeFile = Schema.decodeUnknown(Schema.parseJson(ScriptFile), { onExcessProperty: "error", errors: "all" })
+const decodeFile = Schema.decodeUnknownEffect(Schema.fromJsonString(ScriptFile), {
+  onExcessProperty: "error",
+  errors: "all"
+})
 
 /**
  * Decodes a script from JSON text.
@@ -583,7 +595,7 @@ export const fromJson = (
   decodeFile(json).pipe(
     Effect.map(fromScriptFile),
     Effect.mapError((error) =>
-      new ScriptError({ code: "INVALID_SCRIPT", message: `invalid script: ${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+      new ScriptError({ code: "INVALID_SCRIPT", message: `invalid script: ${error.message}` })
     )
   )
 

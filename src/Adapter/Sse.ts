@@ -35,9 +35,10 @@
  *
  * @since 0.1.0
  */
+import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
 import { ProviderError } from "../Llm/LlmError.js"
 import type * as StreamChunk from "../Llm/StreamChunk.js"
@@ -244,50 +245,84 @@ export const makeParser = (options: DecodeOptions = {}): Parser => {
 }
 
 /**
- * Decodes a byte stream into SSE events (P-4). Ends after the terminal event, fails with
- * `STREAM_CLOSED` at EOF without it, and with `MALFORMED_RESPONSE` on an oversized event.
+ * What one step of a {@link transduce}r produced: output batches (each emitted as one stream batch,
+ * empty ones skipped) and whether the stream goes on, ends, or fails after them.
+ */
+interface Step<B, E> {
+  readonly batches: ReadonlyArray<Array<B>>
+  readonly next: "more" | "done" | E
+}
+
+const isNonEmpty = <A>(batch: ReadonlyArray<A>): batch is Arr.NonEmptyReadonlyArray<A> => batch.length > 0
+
+/**
+ * Effect 4 port of the v3 `Channel.readWithCause` loops: a stateful array → arrays transducer over a
+ * stream's pull (`Stream.transformPull`): one input batch in, its output batches out, and a last step
+ * at the end of input. Per input batch: one `Pull.matchEffect` over the upstream pull, no generator.
+ */
+const transduce = <A, B, E, E2, R>(
+  self: Stream.Stream<A, E, R>,
+  make: () => {
+    readonly onInput: (input: Arr.NonEmptyReadonlyArray<A>) => Step<B, E2>
+    readonly onEnd: () => Step<B, E2>
+  }
+): Stream.Stream<B, E | E2, R> =>
+  Stream.transformPull(self, (pull) =>
+    Effect.sync(() => {
+      const t = make()
+      const queue: Array<Arr.NonEmptyReadonlyArray<B>> = []
+      let state: "more" | "done" | { readonly error: E2 } = "more" as "more" | "done" | { readonly error: E2 }
+      const settle = (step: Step<B, E2>): Pull.Pull<Arr.NonEmptyReadonlyArray<B>, E | E2, void> => {
+        for (const batch of step.batches) if (isNonEmpty(batch)) queue.push(batch)
+        const n = step.next
+        state = n === "more" ? "more" : n === "done" ? "done" : { error: n as E2 }
+        return next
+      }
+      const onSuccess = (input: Arr.NonEmptyReadonlyArray<A>) => settle(t.onInput(input))
+      const onDone = () => settle(t.onEnd())
+      const handlers = { onSuccess, onFailure: Effect.failCause, onDone }
+      const next: Pull.Pull<Arr.NonEmptyReadonlyArray<B>, E | E2, void> = Effect.suspend(() => {
+        if (queue.length > 0) return Effect.succeed(queue.shift()!)
+        if (state === "done") return Cause.done()
+        if (state !== "more") return Effect.fail(state.error)
+        return Pull.matchEffect(pull, handlers) as Pull.Pull<Arr.NonEmptyReadonlyArray<B>, E | E2, void>
+      })
+      return next
+    }))
+
+/**
+ * Decodes an SSE byte stream into events (see the module doc). Ends at the terminal event.
  *
  * @since 0.1.0
- * @category combinators
+ * @category decoding
  */
 export const decode = (options: DecodeOptions = {}) =>
 <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<Event, E | ProviderError, R> =>
-  Stream.suspend(() => {
+  transduce(bytes, () => {
     const parser = makeParser(options)
-    const loop: Channel.Channel<Chunk.Chunk<Event>, Chunk.Chunk<Uint8Array>, E | ProviderError, E, unknown, unknown> =
-      Channel.readWithCause({
-        onInput: (input: Chunk.Chunk<Uint8Array>) => {
-          const out: Array<Event> = []
-          let result: FeedResult = "more"
-          for (const bytes of input) {
-            result = parser.feed(bytes, out)
-            if (result !== "more") break
-          }
-          const emitted = out.length === 0 ? undefined : Channel.write(Chunk.unsafeFromArray(out))
-          if (result === "more") return emitted === undefined ? loop : Channel.zipRight(emitted, loop)
-          if (result === "terminal") return emitted ?? Channel.void
-          return emitted === undefined ? Channel.fail(result) : Channel.zipRight(emitted, Channel.fail(result))
-        },
-        onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
-        onDone: () => {
-          const out: Array<Event> = []
-          const result = parser.end(out)
-          const emitted = out.length === 0 ? undefined : Channel.write(Chunk.unsafeFromArray(out))
-          if (result === "terminal") return emitted ?? Channel.void
-          return emitted === undefined ? Channel.fail(result) : Channel.zipRight(emitted, Channel.fail(result))
+    return {
+      onInput: (input) => {
+        const out: Array<Event> = []
+        let result: FeedResult = "more"
+        for (const bytes of input) {
+          result = parser.feed(bytes, out)
+          if (result !== "more") break
         }
-      })
-    return Stream.pipeThroughChannelOrFail(bytes, loop)
+        return { batches: [out], next: result === "terminal" ? "done" : result }
+      },
+      onEnd: () => {
+        const out: Array<Event> = []
+        const result = parser.end(out)
+        return { batches: [out], next: result === "terminal" ? "done" : result }
+      }
+    }
   })
 
 // ---------------------------------------------------------------------------------------------
 // Translation driver
 
 /**
- * A provider translator: per-response mutable state owned by ONE stream run (created inside
- * `Stream.suspend`, never shared across fibers). `event` pushes chunks and returns `"done"` when
- * the response is complete (an in-band error) or a typed failure; `end` runs when the event stream
- * ended normally (terminal marker) and pushes the closing chunks.
+ * A provider translator: events in, chunks out.
  *
  * @since 0.1.0
  * @category models
@@ -298,63 +333,43 @@ export interface Translator {
 }
 
 /**
- * Runs a {@link Translator} over an event stream, one output `Chunk` per input `Chunk`.
+ * Translates an event stream with a fresh translator per run.
  *
  * @since 0.1.0
- * @category combinators
+ * @category decoding
  */
 export const translate = (make: () => Translator) =>
 <E, R>(events: Stream.Stream<Event, E, R>): Stream.Stream<StreamChunk.StreamChunk, E | ProviderError, R> =>
-  Stream.suspend(() => {
+  transduce(events, () => {
     const translator = make()
-    const write = (out: Array<StreamChunk.StreamChunk>) =>
-      out.length === 0 ? undefined : Channel.write(Chunk.unsafeFromArray(out))
-    const loop: Channel.Channel<
-      Chunk.Chunk<StreamChunk.StreamChunk>,
-      Chunk.Chunk<Event>,
-      E | ProviderError,
-      E,
-      unknown,
-      unknown
-    > = Channel.readWithCause({
-      onInput: (input: Chunk.Chunk<Event>) => {
+    return {
+      onInput: (input) => {
         const out: Array<StreamChunk.StreamChunk> = []
         let result: "more" | "done" | ProviderError = "more"
         for (const event of input) {
           result = translator.event(event, out)
           if (result !== "more") break
         }
-        const emitted = write(out)
-        if (result === "more") return emitted === undefined ? loop : Channel.zipRight(emitted, loop)
-        if (result === "done") return emitted ?? Channel.void
-        return emitted === undefined ? Channel.fail(result) : Channel.zipRight(emitted, Channel.fail(result))
+        return { batches: [out], next: result }
       },
-      onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
-      onDone: () => {
+      onEnd: () => {
         const out: Array<StreamChunk.StreamChunk> = []
         const error = translator.end(out)
-        const emitted = write(out)
-        if (error === undefined) return emitted ?? Channel.void
-        return emitted === undefined ? Channel.fail(error) : Channel.zipRight(emitted, Channel.fail(error))
+        return { batches: [out], next: error ?? "done" }
       }
-    })
-    return Stream.pipeThroughChannelOrFail(events, loop)
+    }
   })
 
 /**
- * {@link decode} and {@link translate} fused into one stage (the adapters' hot path, issue 17):
- * each dispatched event goes straight from the parser to the translator, with no intermediate
- * `Chunk` of events and no second channel. Behaves exactly as
- * `bytes.pipe(decode(options), translate(make))`: the same chunks in the same output batches (one
- * per input batch), the same ending (`end` after the terminal marker, not after a parse failure)
- * and the same failures.
+ * {@link decode} and {@link translate} in one stage (no intermediate event batches): what the
+ * adapters use.
  *
  * @since 0.1.0
- * @category combinators
+ * @category decoding
  */
 export const decodeTranslate = (options: DecodeOptions, make: () => Translator) =>
 <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<StreamChunk.StreamChunk, E | ProviderError, R> =>
-  Stream.suspend(() => {
+  transduce(bytes, () => {
     const parser = makeParser(options)
     const translator = make()
     let out: Array<StreamChunk.StreamChunk> = []
@@ -363,43 +378,34 @@ export const decodeTranslate = (options: DecodeOptions, make: () => Translator) 
       result = translator.event(event, out)
       return result !== "more"
     }
-    const write = (chunks: Array<StreamChunk.StreamChunk>) =>
-      chunks.length === 0 ? undefined : Channel.write(Chunk.unsafeFromArray(chunks))
-    type Out = Channel.Channel<Chunk.Chunk<StreamChunk.StreamChunk>, Chunk.Chunk<Uint8Array>, E | ProviderError, E, unknown, unknown>
-    const then = (chunks: Array<StreamChunk.StreamChunk>, next: Out): Out => {
-      const emitted = write(chunks)
-      return emitted === undefined ? next : Channel.zipRight(emitted, next)
-    }
     // what follows the parser's outcome: the translator's verdict first (it may have stopped
     // parsing), then the end of the event stream (terminal: `translator.end`) or a parse failure
-    const settle = (parsed: FeedResult | "stopped", next: Out): Out => {
+    const settle = (parsed: FeedResult | "stopped"): Step<StreamChunk.StreamChunk, ProviderError> => {
       const chunks = out
-      if (result === "done") return then(chunks, Channel.void)
-      if (result !== "more") return then(chunks, Channel.fail(result))
-      if (parsed === "more") return then(chunks, next)
+      if (result === "done") return { batches: [chunks], next: "done" }
+      if (result !== "more") return { batches: [chunks], next: result }
+      if (parsed === "more") return { batches: [chunks], next: "more" }
       if (parsed === "terminal") {
         // the closing chunks form their own batch, as `translate` emits them at the end of input
         const closing: Array<StreamChunk.StreamChunk> = []
         const error = translator.end(closing)
-        return then(chunks, then(closing, error === undefined ? Channel.void : Channel.fail(error)))
+        return { batches: [chunks, closing], next: error ?? "done" }
       }
-      return then(chunks, Channel.fail(parsed as ProviderError))
+      return { batches: [chunks], next: parsed as ProviderError }
     }
-    const loop: Out = Channel.readWithCause({
-      onInput: (input: Chunk.Chunk<Uint8Array>) => {
+    return {
+      onInput: (input) => {
         out = []
         let parsed: FeedResult | "stopped" = "more"
         for (const piece of input) {
           parsed = parser.feedWith(piece, onEvent)
           if (parsed !== "more") break
         }
-        return settle(parsed, loop)
+        return settle(parsed)
       },
-      onFailure: (cause: Cause.Cause<E>) => Channel.failCause(cause),
-      onDone: () => {
+      onEnd: () => {
         out = []
-        return settle(parser.endWith(onEvent), Channel.void)
+        return settle(parser.endWith(onEvent))
       }
-    })
-    return Stream.pipeThroughChannelOrFail(bytes, loop)
+    }
   })

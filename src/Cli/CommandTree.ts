@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
+import * as Command from "effect/cli/Command"
 import * as Chat from "./commands/Chat.js"
 import * as Mcp from "./commands/Mcp.js"
 import * as Models from "./commands/Models.js"

@@ -4,10 +4,10 @@
  *
  * @since 0.1.0
  */
-import * as Options from "@effect/cli/Options"
+import * as Flag from "effect/cli/Flag"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import * as NodePath from "node:path"
@@ -15,8 +15,8 @@ import type * as Agent from "../Loop/Agent.js"
 import type { SessionError } from "../Session/SessionError.js"
 import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
+import * as CommandDoc from "./CommandDoc.js"
 import { mcpConfigOption } from "./commands/Mcp.js"
-import * as Defaults from "./Defaults.js"
 import { ExitCode } from "./ExitCode.js"
 import * as Persona from "./Persona.js"
 import * as ProviderChoice from "./ProviderChoice.js"
@@ -36,105 +36,105 @@ import * as SettingsFile from "./settings/SettingsFile.js"
  * @category options
  */
 export const options = {
-  provider: Options.choice("provider", ProviderChoice.providers).pipe(
-    Options.withDescription(
+  provider: Flag.Literals("provider", ProviderChoice.providers).pipe(
+    Flag.withDescription(
       "model provider (default: the settings' \"provider\", else from the API key in the environment, else the offline demo)"
     ),
-    Options.withFallbackConfig(Defaults.config(Config.literal(...ProviderChoice.providers)("provider"))),
-    Options.optional
+    CommandDoc.fromSettings(Config.Literals(ProviderChoice.providers, "provider")),
+    Flag.optional
   ),
-  model: Options.text("model").pipe(
-    Options.withDescription("model id (default: the settings' \"model\", else the provider's default; see harness models)"),
-    Options.withFallbackConfig(Defaults.config(Config.nonEmptyString("model"))),
-    Options.optional
+  model: Flag.String("model").pipe(
+    Flag.withDescription("model id (default: the settings' \"model\", else the provider's default; see harness models)"),
+    CommandDoc.fromSettings(Config.NonEmptyString("model")),
+    Flag.optional
   ),
-  baseUrl: Options.text("base-url").pipe(
-    Options.withDescription("provider base URL, overrides the default (required by openai-compatible and azure)"),
-    Options.optional
+  baseUrl: Flag.String("base-url").pipe(
+    Flag.withDescription("provider base URL, overrides the default (required by openai-compatible and azure)"),
+    Flag.optional
   ),
-  apiKeyEnv: Options.text("api-key-env").pipe(
-    Options.withDescription(
+  apiKeyEnv: Flag.String("api-key-env").pipe(
+    Flag.withDescription(
       "read the provider's API key from this environment variable (openai-compatible reads OPENAI_COMPATIBLE_API_KEY; OPENAI_API_KEY goes to api.openai.com only unless named here)"
     ),
-    Options.optional
+    Flag.optional
   ),
-  script: Options.text("script").pipe(
-    Options.withDescription("JSON script for --provider scripted (see Adapter/Scripted)"),
-    Options.optional
+  script: Flag.String("script").pipe(
+    Flag.withDescription("JSON script for --provider scripted (see Adapter/Scripted)"),
+    Flag.optional
   ),
-  resume: Options.text("resume").pipe(Options.withDescription("resume the session with this id"), Options.optional),
-  continue: Options.boolean("continue").pipe(
-    Options.withAlias("c"),
-    Options.withDescription("continue the most recent session of this directory")
+  resume: Flag.String("resume").pipe(Flag.withDescription("resume the session with this id"), Flag.optional),
+  continue: CommandDoc.boolean("continue").pipe(
+    Flag.withAlias("c"),
+    Flag.withDescription("continue the most recent session of this directory")
   ),
-  cwd: Options.text("cwd").pipe(Options.withDescription("workspace root (default: current directory)"), Options.optional),
-  store: Options.choice("store", ["jsonl", "sqlite"] as const).pipe(
-    Options.withDescription("session storage backend (default: the settings' \"store\", else jsonl)"),
-    Options.withFallbackConfig(Defaults.config(Config.literal("jsonl", "sqlite")("store"))),
-    Options.withDefault("jsonl" as const)
+  cwd: Flag.String("cwd").pipe(Flag.withDescription("workspace root (default: current directory)"), Flag.optional),
+  store: Flag.Literals("store", ["jsonl", "sqlite"] as const).pipe(
+    Flag.withDescription("session storage backend (default: the settings' \"store\", else jsonl)"),
+    CommandDoc.fromSettings(Config.Literals(["jsonl", "sqlite"] as const, "store")),
+    Flag.withDefault("jsonl" as const)
   ),
-  systemPrompt: Options.text("system-prompt").pipe(
-    Options.withDescription("replace the built-in coding persona with this text (project instructions still apply)"),
-    Options.optional
+  systemPrompt: Flag.String("system-prompt").pipe(
+    Flag.withDescription("replace the built-in coding persona with this text (project instructions still apply)"),
+    Flag.optional
   ),
-  appendSystemPrompt: Options.text("append-system-prompt").pipe(
-    Options.withDescription("add this text at the end of the system prompt"),
-    Options.optional
+  appendSystemPrompt: Flag.String("append-system-prompt").pipe(
+    Flag.withDescription("add this text at the end of the system prompt"),
+    Flag.optional
   ),
-  allowedTools: Options.text("allowed-tools").pipe(
-    Options.withDescription(
+  allowedTools: Flag.String("allowed-tools").pipe(
+    Flag.withDescription(
       "permission rules to allow without asking, comma or space separated (e.g. \"Read,Bash(git status)\"); repeatable"
     ),
-    Options.repeated
+    Flag.atLeast(0)
   ),
-  disallowedTools: Options.text("disallowed-tools").pipe(
-    Options.withDescription("permission rules to deny (e.g. \"Bash,Edit(src/**)\"); repeatable; wins over every allow"),
-    Options.repeated
+  disallowedTools: Flag.String("disallowed-tools").pipe(
+    Flag.withDescription("permission rules to deny (e.g. \"Bash,Edit(src/**)\"); repeatable; wins over every allow"),
+    Flag.atLeast(0)
   ),
-  maxSteps: Options.integer("max-steps").pipe(
-    Options.withDescription("end a turn after this many model steps (a runaway tool loop stops; the next prompt continues)"),
-    Options.optional
+  maxSteps: Flag.Int("max-steps").pipe(
+    Flag.withDescription("end a turn after this many model steps (a runaway tool loop stops; the next prompt continues)"),
+    Flag.optional
   ),
-  maxOutputBytes: Options.integer("max-output-bytes").pipe(
-    Options.withDescription(
+  maxOutputBytes: Flag.Int("max-output-bytes").pipe(
+    Flag.withDescription(
       "cut a model step that streams more than this many bytes (default 8388608, 8 MiB); the turn fails OUTPUT_LIMIT"
     ),
-    Options.optional
+    Flag.optional
   ),
-  contextWindow: Options.integer("context-window").pipe(
-    Options.withDescription("the model's context window in tokens (overrides the built-in model catalog)"),
-    Options.optional
+  contextWindow: Flag.Int("context-window").pipe(
+    Flag.withDescription("the model's context window in tokens (overrides the built-in model catalog)"),
+    Flag.optional
   ),
-  yes: Options.boolean("yes").pipe(
-    Options.withAlias("y"),
-    Options.withDescription("answer yes to every approval question (deny rules and plan mode still apply)")
+  yes: CommandDoc.boolean("yes").pipe(
+    Flag.withAlias("y"),
+    Flag.withDescription("answer yes to every approval question (deny rules and plan mode still apply)")
   ),
   mcpConfig: mcpConfigOption,
-  noSandbox: Options.boolean("no-sandbox").pipe(
-    Options.withDescription("run bash commands without the bubblewrap sandbox (see docs/security.md)")
+  noSandbox: CommandDoc.boolean("no-sandbox").pipe(
+    Flag.withDescription("run bash commands without the bubblewrap sandbox (see docs/security.md)")
   ),
-  allowNetwork: Options.boolean("allow-network").pipe(
-    Options.withDescription("let sandboxed bash commands use the network")
+  allowNetwork: CommandDoc.boolean("allow-network").pipe(
+    Flag.withDescription("let sandboxed bash commands use the network")
   ),
-  verbose: Options.boolean("verbose").pipe(
-    Options.withDescription("detailed diagnostics on stderr (timestamps, annotations, full causes, debug lines)")
+  verbose: CommandDoc.boolean("verbose").pipe(
+    Flag.withDescription("detailed diagnostics on stderr (timestamps, annotations, full causes, debug lines)")
   ),
-  permissionMode: Options.choice("permission-mode", SettingsFile.permissionModes).pipe(
-    Options.withDescription("default | acceptEdits | plan (read-only tools only) | bypassPermissions"),
-    Options.optional
+  permissionMode: Flag.Literals("permission-mode", SettingsFile.permissionModes).pipe(
+    Flag.withDescription("default | acceptEdits | plan (read-only tools only) | bypassPermissions"),
+    Flag.optional
   ),
-  settings: Options.text("settings").pipe(
-    Options.withDescription("an extra settings file (hooks, permissions), read after the others"),
-    Options.optional
+  settings: Flag.String("settings").pipe(
+    Flag.withDescription("an extra settings file (hooks, permissions), read after the others"),
+    Flag.optional
   ),
-  noHooks: Options.boolean("no-hooks").pipe(Options.withDescription("run no command hooks from the settings files")),
-  trustWorkspace: Options.boolean("trust-workspace").pipe(
-    Options.withDescription(
+  noHooks: CommandDoc.boolean("no-hooks").pipe(Flag.withDescription("run no command hooks from the settings files")),
+  trustWorkspace: CommandDoc.boolean("trust-workspace").pipe(
+    Flag.withDescription(
       "approve this workspace's own configuration (its hooks, allow rules, permission mode and .mcp.json servers) and remember it until it changes; --yes never does"
     )
   ),
-  allowHomeWorkspace: Options.boolean("allow-home-workspace").pipe(
-    Options.withDescription("accept a workspace that is / or contains your home directory (refused otherwise)")
+  allowHomeWorkspace: CommandDoc.boolean("allow-home-workspace").pipe(
+    Flag.withDescription("accept a workspace that is / or contains your home directory (refused otherwise)")
   )
 }
 
@@ -359,8 +359,8 @@ export const sessionChoice = (
     const stored = yield* store.stored().pipe(Effect.mapError(UserErrors.toCli))
     if (Option.isSome(common.resume)) {
       const matched = SessionIds.match(common.resume.value, stored.map((s) => s.header.id))
-      if (Either.isLeft(matched)) return yield* new CliError({ message: `error: ${matched.left}`, exitCode: ExitCode.Session })
-      return { _tag: "Resume", id: matched.right } as const
+      if (Result.isFailure(matched)) return yield* new CliError({ message: `error: ${matched.failure}`, exitCode: ExitCode.Session })
+      return { _tag: "Resume", id: matched.success } as const
     }
     const latest = stored
       .filter((s) => s.header.cwd === cwd)

@@ -4,7 +4,7 @@
  * then the built-in default.
  *
  * The defaults are read once before the command line is parsed ({@link load}) and reach the
- * options through Effect's `ConfigProvider` ({@link provider}): the shared options fall back to
+ * options through Effect's `ConfigProvider` reference ({@link provider}): the shared options fall back to
  * {@link config} when their flag is absent, so `run`, `chat` and `sessions` all honour them without
  * knowing where they come from. The keys live under one namespace no environment variable can
  * spell (`harness.settings`), so the environment never sets them by accident.
@@ -14,8 +14,8 @@
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -58,14 +58,20 @@ export const load = (
     return loaded.defaults ?? {}
   })
 
+// an empty value is a value (Effect 3's providers; Effect 4's treat it as missing by default)
+const keepEmpty = { preserveEmptyStrings: true } as const
+
 /**
- * A config provider answering the defaults under their namespace, then the environment.
+ * A config provider answering the defaults under their namespace, then the environment. An empty
+ * value (`VAR=`) is a value, not an absent one.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const provider = (defaults: Settings.Defaults): ConfigProvider.ConfigProvider =>
-  ConfigProvider.fromJson({ [NAMESPACE]: defaults }).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
+  ConfigProvider.fromUnknown({ [NAMESPACE]: defaults }, keepEmpty).pipe(
+    ConfigProvider.orElse(ConfigProvider.fromEnv(keepEmpty))
+  )
 
 /**
  * The config of one default (`provider`, `model`, `store`): an option falls back to it.
@@ -76,8 +82,10 @@ export const provider = (defaults: Settings.Defaults): ConfigProvider.ConfigProv
 export const config = <A>(value: Config.Config<A>): Config.Config<A> => Config.nested(value, NAMESPACE)
 
 /**
- * The sentence `@effect/cli` adds to the help of an option with a config fallback, and what the
- * help says instead (`Help.console` swaps them).
+ * What the help of an option with a settings-file default says (`replacement`: `Help.presenter`
+ * appends it to the flags declared with `CommandDoc.fromSettings`), and the sentence Effect 3's
+ * `@effect/cli` generated in its place (`generated`: `effect/cli` adds none; kept for the reference
+ * generator).
  *
  * @since 0.1.0
  * @category constants

@@ -12,8 +12,8 @@
  *
  * @since 0.1.0
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import type * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import type * as FileSystem from "effect/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -69,7 +69,7 @@ export interface Setup {
   /** the bash sandbox policy (default: sandboxed, no network) */
   readonly sandbox?: Sandbox.Policy | undefined
   /** typewriter delay of the offline demo (none in tests) */
-  readonly demoChunkDelay?: Duration.DurationInput | undefined
+  readonly demoChunkDelay?: Duration.Input | undefined
   /** MCP configuration files named with `--mcp-config` (the workspace's `.mcp.json` is always read) */
   readonly mcpConfig?: ReadonlyArray<string> | undefined
   /** `--permission-mode` (else the settings' `defaultMode`, else `default`) */
@@ -99,9 +99,19 @@ export type Services =
   | SessionStore.SessionStore
   | Llm.Llm
   | ToolRuntime.ToolRuntime
-  | NodeContext.NodeContext
+  | NodeServices.NodeServices
 
 const usage = (message: string) => new CliError({ message, exitCode: ExitCode.Usage })
+
+/**
+ * Maps the error of building a layer (Effect 4 has no `Layer.mapError`); the layer's own
+ * memoization is kept (it is built through the same memo map).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const mapLayerError = <E, E2>(f: (e: E) => E2) => <A, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E2, R> =>
+  Layer.fromBuild((memoMap, scope) => Effect.mapError(Layer.buildWithMemoMap(self, memoMap, scope), f))
 
 const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
   Effect.gen(function*() {
@@ -152,13 +162,16 @@ export const routeOf = (choice: ProviderChoice.Choice): string =>
   choice._tag === "Scripted" ? DemoModel.provider : choice.route
 
 /**
- * Builds the whole harness for a setup.
+ * Builds the whole harness for a setup. The build is `Layer.fresh`: Effect 4 memoizes layers
+ * across nested `Effect.provide` calls, and the stateful services here (the adapter registry, the
+ * hooks, the session store and its backend, the tool runtime, the agent factory) must never be
+ * shared with another harness provided around or beside this one.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
+  Layer.fresh(Layer.unwrap(Effect.gen(function*() {
     const notice = (line: string) =>
       Effect.sync(() => void process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${line}\n`)))
     const ask = setup.workspaceTrust === "ask" ? setup.consentPrompt : undefined
@@ -181,7 +194,7 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
       // the user's own "always for this project" answer keeps an approved workspace approved
       onProjectWrite: trusted ? WorkspaceTrust.rerecord(at, home, notice) : Effect.void
     })
-  })).pipe(Layer.provideMerge(NodeContext.layer))
+  })).pipe(Layer.provideMerge(NodeServices.layer)))
 
 const terminalWidth = (): number => {
   const columns = process.stderr.columns
@@ -197,12 +210,14 @@ const compose = (
     ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
     : Jsonl.layer(setup.storePath === undefined ? {} : { root: setup.storePath })
   const store = SessionStore.layer.pipe(
-    Layer.provideMerge(Layer.mapError(persistence, (e) => new CliError({
-      message: `cannot open the session store: ${e.message}`,
-      exitCode: e._tag === "SessionError" ? ExitCode.Session : ExitCode.Usage
-    })))
+    Layer.provideMerge(persistence.pipe(mapLayerError((e) =>
+      new CliError({
+        message: `cannot open the session store: ${e.message}`,
+        exitCode: e._tag === "SessionError" ? ExitCode.Session : ExitCode.Usage
+      })
+    )))
   )
-  const llm = Layer.scopedDiscard(
+  const llm = Layer.effectDiscard(
     Effect.gen(function*() {
       const adapter = yield* adapterOf(setup.choice, setup)
       yield* Llm.register(adapter.providers, adapter).pipe(Effect.mapError((e) => usage(e.message)))
@@ -221,21 +236,20 @@ const compose = (
   const approvalService = setup.prompt === undefined
     ? Layer.empty
     : Approval.layer(setup.prompt, { width: terminalWidth }).pipe(Layer.provide(permissions))
-  const workspaceLayer = Layer.mapError(
-    Workspace.layer(setup.cwd),
-    (e) => usage(`invalid workspace ${setup.cwd}: ${e.message}`)
+  const workspaceLayer = Workspace.layer(setup.cwd).pipe(
+    mapLayerError((e) => usage(`invalid workspace ${setup.cwd}: ${e.message}`))
   )
-  const tools = Layer.mapError(
-    ToolRuntime.layer({}),
-    (e) => usage(e.message)
-  ).pipe(Layer.provide(approvalService))
+  const tools = ToolRuntime.layer({}).pipe(
+    mapLayerError((e) => usage(e.message)),
+    Layer.provide(approvalService)
+  )
   const plugins = Layer.mergeAll(
-    Layer.mapError(
-      BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }),
-      (e) => usage(e.message)
-    ).pipe(Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions)))),
+    BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }).pipe(
+      mapLayerError((e) => usage(e.message)),
+      Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions)))
+    ),
     // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
-    Layer.scopedDiscard(Effect.zipRight(
+    Layer.effectDiscard(Effect.andThen(
       setup.noHooks === true ? Effect.void : Bridge.install({ cwd: setup.cwd, settings, permissionMode }),
       Permissions.install
     )).pipe(Layer.provide(Layer.merge(AgentSessions.layer, permissions))),

@@ -13,24 +13,25 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberId from "effect/FiberId"
-import * as FiberRef from "effect/FiberRef"
-import * as FiberRefs from "effect/FiberRefs"
-import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as EffectLogger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Signals from "./Signals.js"
 import * as TerminalText from "./TerminalText.js"
 
 /**
- * Whether the logger prints detail (`--verbose`).
+ * Whether the logger prints detail (`--verbose`): a context reference (default `false`) read from
+ * the logging fiber's context; {@link verbose} provides it.
  *
  * @since 0.1.0
- * @category fiber refs
+ * @category references
  */
-export const Verbose: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+export const Verbose: Context.Reference<boolean> = Context.Reference<boolean>("effect-harness/Cli/Logger/Verbose", {
+  defaultValue: () => false
+})
 
 const saveFailure = { reported: false }
 
@@ -47,11 +48,11 @@ export const markReported: Effect.Effect<void> = Effect.sync(() => {
 })
 
 const levelLabel = (level: LogLevel.LogLevel): string => {
-  switch (level._tag) {
+  switch (level) {
     case "Fatal":
     case "Error":
       return "error"
-    case "Warning":
+    case "Warn":
       return "warning"
     case "Info":
       return "info"
@@ -86,8 +87,8 @@ const isSaveFailure = (p: unknown): boolean =>
 const mentionsReported = (parts: ReadonlyArray<unknown>): boolean => saveFailure.reported && parts.some(isSaveFailure)
 
 const causeLine = (cause: Cause.Cause<unknown>): string | undefined => {
-  if (Cause.isEmpty(cause)) return undefined
-  if (Cause.isInterruptedOnly(cause)) return "interrupted"
+  if (cause.reasons.length === 0) return undefined
+  if (Cause.hasInterruptsOnly(cause)) return "interrupted"
   return describe(Cause.squash(cause))
 }
 
@@ -101,26 +102,27 @@ export const format = (entry: {
   readonly logLevel: LogLevel.LogLevel
   readonly message: unknown
   readonly cause: Cause.Cause<unknown>
-  readonly annotations: HashMap.HashMap<string, unknown>
+  readonly annotations: Readonly<Record<string, unknown>>
   readonly date: Date
-  readonly fiberId: FiberId.FiberId
+  /** the logging fiber's id; absent: no fiber shown */
+  readonly fiberId?: number | undefined
   readonly verbose: boolean
 }): string | undefined => {
   const parts = partsOf(entry.message)
   if (entry.verbose) {
-    const annotations = [...HashMap.entries(entry.annotations)].map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    const annotations = Object.entries(entry.annotations).map(([k, v]) => `${k}=${JSON.stringify(v)}`)
     const head = [
       entry.date.toISOString(),
       levelLabel(entry.logLevel),
-      FiberId.threadName(entry.fiberId),
+      entry.fiberId === undefined ? "" : `#${entry.fiberId}`,
       parts.map(describe).join(" "),
       ...annotations
     ].filter((part) => part !== "").join(" ")
-    return Cause.isEmpty(entry.cause) ? head : `${head}\n${Cause.pretty(entry.cause)}`
+    return entry.cause.reasons.length === 0 ? head : `${head}\n${Cause.pretty(entry.cause)}`
   }
-  if (LogLevel.lessThan(entry.logLevel, LogLevel.Info)) return undefined
-  if (LogLevel.greaterThanEqual(entry.logLevel, LogLevel.Error) && mentionsReported(parts)) return undefined
-  const annotations = [...HashMap.entries(entry.annotations)].map(([k, v]) => `${k}=${cut(flat(describe(v)), 200)}`)
+  if (LogLevel.isLessThan(entry.logLevel, "Info")) return undefined
+  if (LogLevel.isGreaterThanOrEqualTo(entry.logLevel, "Error") && mentionsReported(parts)) return undefined
+  const annotations = Object.entries(entry.annotations).map(([k, v]) => `${k}=${cut(flat(describe(v)), 200)}`)
   const cause = causeLine(entry.cause)
   const text = flat(parts.map(describe).join(": ")) +
     (cause === undefined ? "" : `: ${flat(cause)}`) +
@@ -142,21 +144,22 @@ export const stderrLogger: EffectLogger.Logger<unknown, void> = EffectLogger.mak
     logLevel: options.logLevel,
     message: options.message,
     cause: options.cause,
-    annotations: options.annotations,
+    annotations: options.fiber.getRef(References.CurrentLogAnnotations),
     date: options.date,
-    fiberId: options.fiberId,
-    verbose: FiberRefs.getOrDefault(options.context, Verbose)
+    fiberId: options.fiber.id,
+    verbose: options.fiber.getRef(Verbose)
   })
   if (line !== undefined && Signals.stderrOpen()) process.stderr.write(stderrText(`${line}\n`))
 })
 
 /**
- * Replaces Effect's default logger (which prints to stdout) with {@link stderrLogger}.
+ * Replaces Effect's default logger (which prints to stdout) with {@link stderrLogger}; the tracer
+ * logger (log entries as span events) is kept.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<never> = EffectLogger.replace(EffectLogger.defaultLogger, stderrLogger)
+export const layer: Layer.Layer<never> = EffectLogger.layer([stderrLogger, EffectLogger.tracerLogger])
 
 /**
  * Runs `self` with detailed logging when `on` (`--verbose`): all levels, full detail.
@@ -165,4 +168,4 @@ export const layer: Layer.Layer<never> = EffectLogger.replace(EffectLogger.defau
  * @category combinators
  */
 export const verbose = (on: boolean) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  on ? self.pipe(Effect.locally(Verbose, true), EffectLogger.withMinimumLogLevel(LogLevel.All)) : self
+  on ? self.pipe(Effect.provideService(Verbose, true), Effect.provideService(References.MinimumLogLevel, "All")) : self

@@ -43,9 +43,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -250,14 +249,14 @@ const usage = (message: string) => new CliError({ message, exitCode: ExitCode.Us
 const secret = (name: string): Effect.Effect<Redacted.Redacted<string> | undefined, CliError> => {
   const captured = SecretEnv.providerKey(name)
   if (captured !== undefined) return Effect.succeed(captured)
-  return Config.option(Config.redacted(name)).pipe(
+  return Config.option(Config.Redacted(name)).pipe(
     Effect.map(Option.getOrUndefined),
     Effect.mapError(() => usage(`invalid value in ${name}`))
   )
 }
 
 const plain = (name: string): Effect.Effect<string | undefined, CliError> =>
-  Config.option(Config.string(name)).pipe(
+  Config.option(Config.String(name)).pipe(
     Effect.map((value) => Option.getOrUndefined(Option.filter(value, (v) => v.trim() !== ""))),
     Effect.mapError(() => usage(`invalid value in ${name}`))
   )
@@ -289,8 +288,8 @@ export const adapterOptions = (
 })
 
 // the adapter's own validation, reported as one line in the user's words
-const configMessage = (error: ConfigError.ConfigError): string =>
-  error._op === "InvalidData" || error._op === "MissingData" ? error.message : String(error)
+const configMessage = (error: Config.ConfigError): string =>
+  error.cause._tag === "SourceError" ? error.cause.message : error.message
 
 /**
  * The only host `OPENAI_API_KEY` is sent to when the user did not name it with `--api-key-env`.

@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as BlockAssembler from "../Llm/BlockAssembler.js"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
 import * as Json from "../Llm/Json.js"
@@ -246,13 +246,13 @@ export const check = (events: ReadonlyArray<SessionEvent>): Report => {
       )
     }
     const assembled = BlockAssembler.assemble(state)
-    if (Either.isLeft(assembled)) {
-      at(Recording.rules.assemblable, chunkSeqs, assembled.left.message)
+    if (Result.isFailure(assembled)) {
+      at(Recording.rules.assemblable, chunkSeqs, assembled.failure.message)
       findings.push(...problems)
       verdicts.push({ seq: message.seq, turn, step, status: "mismatch" })
       continue
     }
-    const response = Recording.response(assembled.right)
+    const response = Recording.response(assembled.success)
     const logged = message.data
     const expected = Recording.expected({ turn, step, response, route: logged.provenance })
     let status: Verdict["status"] = "match"

@@ -87,8 +87,8 @@ export const ensureSaved = (id: string): Effect.Effect<void, CliError, SessionSt
     // a session that is no longer live has been released (and drained) already
     const pending = yield* store.pending(id).pipe(
       Effect.catchIf((e) => e.code === "SESSION_NOT_FOUND", () => Effect.succeed(0)),
-      Effect.catchAll(loud)
+      Effect.catch(loud)
     )
     if (pending === 0) return
-    yield* store.flush(id).pipe(Effect.catchAll(loud))
+    yield* store.flush(id).pipe(Effect.catch(loud))
   })

@@ -9,14 +9,50 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Scripted from "../Adapter/Scripted.js"
 
-const decode = Schema.decodeUnknownEither(Scripted.ScriptFile, { errors: "all", onExcessProperty: "error" })
+// the input is reported so that a message can quote the wrong value
+const decode = Schema.decodeUnknownResult(Scripted.ScriptFile, {
+  errors: "all",
+  onExcessProperty: "error",
+  reportInput: true
+})
+
+/** One problem of a decoding failure: where, what kind, and its message. */
+interface Problem {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly kind: "Missing" | "Unexpected" | "Value"
+  readonly message: string
+}
+
+const standard = SchemaIssue.makeFormatterStandardSchemaV1()
+
+// the issue tree flattened to its problems (missing and unknown keys kept apart from wrong values)
+const problems = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): ReadonlyArray<Problem> => {
+  switch (issue._tag) {
+    case "Pointer":
+      return problems(issue.issue, [...path, ...issue.path])
+    case "Composite":
+      return issue.issues.flatMap((inner) => problems(inner, path))
+    case "AnyOf":
+      if (issue.issues.length > 0) return issue.issues.flatMap((inner) => problems(inner, path))
+      break
+    case "MissingKey":
+      return [{ path, kind: "Missing", message: "Missing key" }]
+    case "UnexpectedKey":
+      return [{ path, kind: "Unexpected", message: "unknown key (not allowed here)" }]
+  }
+  return standard(issue).issues.map((i) => ({
+    path: [...path, ...(i.path ?? []).map((k) => typeof k === "object" ? k.key : k)],
+    kind: "Value",
+    message: i.message
+  }))
+}
 
 /**
  * A JSON path (`responses[1][0].toolCall.id`, `$` for the root).
@@ -89,14 +125,13 @@ export const describe = (file: string, json: string): string | undefined => {
     return `error: invalid script ${file}: malformed JSON${place}: ${flat(message.replace(/ in JSON at position \d+.*$/s, "").replace(/, (\.\.\.)?".*" is not valid JSON$/s, ""))}`
   }
   const decoded = decode(value)
-  if (Either.isRight(decoded)) return undefined
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+  if (Result.isSuccess(decoded)) return undefined
+  const issues = problems(decoded.failure.issue, [])
   // deepest first; at the same depth a wrong value, then an unknown key, then a missing key
-  const rank = (i: ParseResult.ArrayFormatterIssue) =>
-    i.path.length * 3 + (i._tag === "Missing" ? 0 : i._tag === "Unexpected" ? 1 : 2)
+  const rank = (i: Problem) => i.path.length * 3 + (i.kind === "Missing" ? 0 : i.kind === "Unexpected" ? 1 : 2)
   const deepest = issues.reduce((a, b) => (rank(b) > rank(a) ? b : a), issues[0]!)
   const others = issues.length - 1
-  const message = deepest._tag === "Unexpected" ? "unknown key (not allowed here)" : flat(deepest.message)
+  const message = flat(deepest.message)
   return `error: invalid script ${file}: ${pathText(deepest.path)}: ${message}${
     others > 0 ? ` (and ${others} more problem${others === 1 ? "" : "s"})` : ""
   }`
@@ -112,5 +147,5 @@ export const describe = (file: string, json: string): string | undefined => {
 export const fromFile = (file: string): Effect.Effect<string | undefined, never, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
     Effect.map((json) => describe(file, json)),
-    Effect.catchAll(() => Effect.succeed(undefined))
+    Effect.catch(() => Effect.succeed(undefined))
   )

@@ -184,7 +184,7 @@ export const listen = (
         killChildren()
         process.exit(exitCode(stop))
       }
-      Queue.unsafeOffer(queue, stop)
+      Queue.offerUnsafe(queue, stop)
     }
     const handlers = signals.map((signal) => [signal, () => offer({ _tag: "Signal", signal })] as const)
     yield* Effect.acquireRelease(

@@ -1,7 +1,7 @@
 /**
- * Strict argument checking before `@effect/cli` parses the command line (which would take an
- * unknown `--frobnicate` for the prompt). From the commands' own usage (so it never drifts from
- * their options) it checks, per (sub)command:
+ * Strict argument checking before `effect/cli` parses the command line, so a usage error is the
+ * project's one line (exit 2) rather than `effect/cli`'s help-and-error block. From the commands'
+ * own flags (`CommandDoc`, so it never drifts from their options) it checks, per (sub)command:
  *
  * - every `-x` / `--name` / `--name=value` token is one of the command's options or `--help`,
  *   `-h`, `--version`, `--completions`; an unknown one is an error naming it, with a "did you mean"
@@ -13,12 +13,9 @@
  *
  * @since 0.1.0
  */
-import type * as Command from "@effect/cli/Command"
-import * as CommandDescriptor from "@effect/cli/CommandDescriptor"
-import type * as Usage from "@effect/cli/Usage"
-import * as Either from "effect/Either"
-import * as HashSet from "effect/HashSet"
-import * as Option from "effect/Option"
+import type * as Command from "effect/cli/Command"
+import * as Result from "effect/Result"
+import * as CommandDoc from "./CommandDoc.js"
 
 /**
  * What a command accepts.
@@ -37,48 +34,14 @@ const builtIns: ReadonlyMap<string, string | undefined> = new Map([
   ["--help", undefined],
   ["-h", undefined],
   ["--version", undefined],
-  ["--completions", "bash | zsh | fish | sh"]
+  ["--completions", "bash | zsh | fish | powershell | sh | pwsh"]
 ])
 
-const named = (usage: Usage.Usage, out: Map<string, string | undefined>): Map<string, string | undefined> => {
-  switch (usage._tag) {
-    case "Named":
-      for (const name of usage.names) {
-        if (name.startsWith("-")) out.set(name, Option.getOrUndefined(usage.acceptedValues))
-      }
-      return out
-    case "Optional":
-    case "Repeated":
-      return named(usage.usage, out)
-    case "Alternation":
-    case "Concat":
-      named(usage.left, out)
-      return named(usage.right, out)
-    default:
-      return out
-  }
-}
-
-// `CommandDescriptor.getSubcommands` of a command with subcommands returns its parent, so the
-// tree is walked through the descriptor's own (documented in its union) shape
-const field = (value: unknown, key: string): unknown =>
-  typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined
-
-const specOfDescriptor = (descriptor: CommandDescriptor.Command<unknown>): Spec => {
-  switch (field(descriptor, "_tag")) {
-    case "Map":
-      return specOfDescriptor(field(descriptor, "command") as CommandDescriptor.Command<unknown>)
-    case "Subcommands": {
-      const parent = specOfDescriptor(field(descriptor, "parent") as CommandDescriptor.Command<unknown>)
-      const children = (field(descriptor, "children") as ReadonlyArray<CommandDescriptor.Command<unknown>>).map(specOfDescriptor)
-      return { ...parent, subcommands: new Map(children.map((c) => [c.name, c])) }
-    }
-    default: {
-      const [name] = HashSet.values(CommandDescriptor.getNames(descriptor))
-      return { name: name ?? "", options: named(CommandDescriptor.getUsage(descriptor), new Map()), subcommands: new Map() }
-    }
-  }
-}
+const specOfDoc = (doc: CommandDoc.CommandDoc): Spec => ({
+  name: doc.name,
+  options: new Map(doc.flags.flatMap((flag) => [flag.name, ...flag.aliases].map((name) => [name, flag.value] as const))),
+  subcommands: new Map(doc.subcommands.map((sub) => [sub.name, specOfDoc(sub)]))
+})
 
 /**
  * The spec of a command tree.
@@ -86,8 +49,7 @@ const specOfDescriptor = (descriptor: CommandDescriptor.Command<unknown>): Spec 
  * @since 0.1.0
  * @category constructors
  */
-export const specOf = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>): Spec =>
-  specOfDescriptor(command.descriptor as CommandDescriptor.Command<unknown>)
+export const specOf = (command: Command.Command.Any): Spec => specOfDoc(CommandDoc.of(command))
 
 /**
  * Levenshtein distance.
@@ -123,19 +85,19 @@ const choicesOf = (accepted: string | undefined): ReadonlyArray<string> | undefi
 }
 
 /**
- * Checks `args` (the command line after the program name) against the spec; `Left` is the
- * one-line usage error.
+ * Checks `args` (the command line after the program name) against the spec; the failure is
+ * the one-line usage error.
  *
  * @since 0.1.0
  * @category utils
  */
-export const check = (spec: Spec, args: ReadonlyArray<string>): Either.Either<void, string> => {
+export const check = (spec: Spec, args: ReadonlyArray<string>): Result.Result<void, string> => {
   let current = spec
   let path = spec.name
   let positional = 0
   for (let i = 0; i < args.length; i++) {
     const token = args[i]!
-    if (token === "--") return Either.void
+    if (token === "--") return Result.void
     if (token.startsWith("-") && token !== "-") {
       const eq = token.indexOf("=")
       const name = token.startsWith("--") && eq > 0 ? token.slice(0, eq) : token
@@ -144,15 +106,15 @@ export const check = (spec: Spec, args: ReadonlyArray<string>): Either.Either<vo
         const near = suggestion(name, options.keys())
         const hint = near === undefined ? `; see ${path} --help` : `; did you mean ${near}?`
         const dash = /^-\d/.test(token) ? ` (an argument starting with "-" goes after --)` : ""
-        return Either.left(`unknown option ${name} for ${path}${hint}${dash}`)
+        return Result.fail(`unknown option ${name} for ${path}${hint}${dash}`)
       }
       const accepted = options.get(name)
       if (accepted === undefined) continue
       const value = name !== token ? token.slice(eq + 1) : args[++i]
-      if (value === undefined) return Either.left(`option ${name} of ${path} needs a value (${accepted})`)
+      if (value === undefined) return Result.fail(`option ${name} of ${path} needs a value (${accepted})`)
       const choices = choicesOf(accepted)
       if (choices !== undefined && !choices.includes(value)) {
-        return Either.left(`invalid value for ${name}: ${JSON.stringify(value)} (expected one of: ${choices.join(", ")})`)
+        return Result.fail(`invalid value for ${name}: ${JSON.stringify(value)} (expected one of: ${choices.join(", ")})`)
       }
       continue
     }
@@ -164,5 +126,5 @@ export const check = (spec: Spec, args: ReadonlyArray<string>): Either.Either<vo
     }
     positional++
   }
-  return Either.void
+  return Result.void
 }

@@ -37,14 +37,16 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import * as NodeCrypto from "node:crypto"
 import * as NodeOs from "node:os"
 import type * as Json from "../Llm/Json.js"
@@ -195,11 +197,11 @@ export const resolveHome = (configured?: string): Effect.Effect<Home, never, Pat
       const dir = path.resolve(configured)
       return { dir, displayDir: dir }
     }
-    const env = yield* Config.option(Config.string(HOME_ENV)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+    const env = yield* Config.option(Config.String(HOME_ENV)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
     if (Option.isSome(env) && env.value !== "") {
       return { dir: path.resolve(env.value), displayDir: `$${HOME_ENV}` }
     }
-    const userHome = yield* Config.string("HOME").pipe(Effect.orElseSucceed(() => NodeOs.homedir()))
+    const userHome = yield* Config.String("HOME").pipe(Effect.orElseSucceed(() => NodeOs.homedir()))
     return { dir: path.join(userHome, HOME_DIR_NAME), displayDir: `~/${HOME_DIR_NAME}` }
   })
 
@@ -271,14 +273,12 @@ type Kind = "file" | "absent" | "error"
 
 const lstatKind = (fs: FileSystem.FileSystem, file: string): Effect.Effect<Kind> =>
   Effect.gen(function*() {
-    const link = yield* Effect.either(fs.readLink(file))
-    if (link._tag === "Right") return "absent" // a symbolic link counts as absent
-    if (link.left._tag === "SystemError" && link.left.reason === "NotFound") return "absent"
-    const info = yield* Effect.either(fs.stat(file))
-    if (info._tag === "Left") {
-      return info.left._tag === "SystemError" && info.left.reason === "NotFound" ? "absent" : "error"
-    }
-    return info.right.type === "File" ? "file" : "absent"
+    const link = yield* Effect.result(fs.readLink(file))
+    if (Result.isSuccess(link)) return "absent" // a symbolic link counts as absent
+    if (link.failure.reason._tag === "NotFound") return "absent"
+    const info = yield* Effect.result(fs.stat(file))
+    if (Result.isFailure(info)) return info.failure.reason._tag === "NotFound" ? "absent" : "error"
+    return info.success.type === "File" ? "file" : "absent"
   })
 
 const readBounded = (fs: FileSystem.FileSystem, file: string, maxBytes: number) =>
@@ -326,18 +326,18 @@ export const scanScope = (scope: ScopeRef, maxFileBytes: number = DEFAULT_MAX_FI
       if (kind === "error") {
         return { _tag: "Unavailable", path: display, reason: "cannot stat the file" } satisfies ScopeState as ScopeState
       }
-      const read = yield* Effect.either(readBounded(fs, file, maxFileBytes))
-      if (read._tag === "Left") {
-        return { _tag: "Unavailable", path: display, reason: read.left.message } satisfies ScopeState as ScopeState
+      const read = yield* Effect.result(readBounded(fs, file, maxFileBytes))
+      if (Result.isFailure(read)) {
+        return { _tag: "Unavailable", path: display, reason: read.failure.message } satisfies ScopeState as ScopeState
       }
-      if (Option.isNone(read.right)) {
+      if (Option.isNone(read.success)) {
         return {
           _tag: "Unavailable",
           path: display,
           reason: `larger than ${maxFileBytes} bytes`
         } satisfies ScopeState as ScopeState
       }
-      const content = read.right.value
+      const content = read.success.value
       return { _tag: "Loaded", path: display, content, digest: digest(content) } satisfies ScopeState as ScopeState
     }
     return { _tag: "Absent" } satisfies ScopeState as ScopeState
@@ -691,7 +691,7 @@ export const make = (options: Options): Effect.Effect<Plugin> =>
     const pathOption = yield* Effect.serviceOption(Path.Path)
     const workspace = yield* Effect.serviceOption(Workspace.Workspace)
     const states = yield* Ref.make(new Map<string, AgentState>())
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
     const active = enabled(options.maxBytes) && Option.isSome(fsOption) && Option.isSome(pathOption)
     const provide = <A, E>(effect: Effect.Effect<A, E, FileSystem.FileSystem | Path.Path>): Effect.Effect<A, E> =>
       Option.isSome(fsOption) && Option.isSome(pathOption)
@@ -699,7 +699,7 @@ export const make = (options: Options): Effect.Effect<Plugin> =>
           Effect.provideService(FileSystem.FileSystem, fsOption.value),
           Effect.provideService(Path.Path, pathOption.value)
         )
-        : Effect.dieMessage("WorkspaceContext: FileSystem and Path are required")
+        : Effect.die(new Error("WorkspaceContext: FileSystem and Path are required"))
     const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
     const candidates = options.candidates ?? DEFAULT_CANDIDATES
 
@@ -826,7 +826,7 @@ export const make = (options: Options): Effect.Effect<Plugin> =>
         const filePath = isObject(args) && typeof args["file_path"] === "string" ? args["file_path"] : ""
         if (filePath === "") return downstream
         const context = yield* lock.withPermits(1)(provide(reconcileCall(input, filePath))).pipe(
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Effect.as(Effect.logWarning("workspace context: reconcile failed", cause), undefined)
           )
         )
@@ -874,4 +874,4 @@ export const register = (
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<never, never, Hooks.LoopHooks | ToolRuntime.ToolRuntime> =>
-  Layer.scopedDiscard(register(options))
+  Layer.effectDiscard(register(options))

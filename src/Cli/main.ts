@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
- * The `harness` bin entry. It answers `--version` from `package.json` without loading Effect (cold
- * start), and otherwise loads the program (`Program.ts`) lazily: in the esbuild bundle the dynamic
- * import keeps the program's module initialisation off the `--version` path.
+ * The `harness` bin entry. It first checks the Node.js version (`NodeVersion`: one line and exit 2
+ * below the floor), answers `--version` from `package.json` without loading Effect (cold start),
+ * and otherwise loads the program (`Program.ts`) lazily. The package's bin is `bin.ts`, which does
+ * the first two itself and loads this module's bundle (`dist-bundle/program.mjs`) only for a command.
  *
  * @since 0.1.0
  */
+import "./NodeVersion.js"
 import packageJson from "../../package.json" with { type: "json" }
 
 const args = process.argv.slice(2)

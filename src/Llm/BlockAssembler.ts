@@ -21,7 +21,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as ContentBlock from "./ContentBlock.js"
@@ -266,19 +266,19 @@ export const step = (state: State, chunk: StreamChunk.StreamChunk): State => {
 export const foldAll = (chunks: Iterable<StreamChunk.StreamChunk>, from: State = initial): State =>
   Builder.from(from).addAll(chunks).snapshot()
 
-const buildSlot = (slot: Slot): Either.Either<ContentBlock.ContentBlock, AssemblyError> => {
-  if (slot._tag === "Closed") return Either.right(slot.block)
+const buildSlot = (slot: Slot): Result.Result<ContentBlock.ContentBlock, AssemblyError> => {
+  if (slot._tag === "Closed") return Result.succeed(slot.block)
   switch (slot.kind) {
     case "text":
-      return Either.right(ContentBlock.text(slot.buffer))
+      return Result.succeed(ContentBlock.text(slot.buffer))
     case "reasoning":
-      return Either.right(ContentBlock.reasoning(slot.buffer))
+      return Result.succeed(ContentBlock.reasoning(slot.buffer))
     case "tool-call":
-      return Either.right(
+      return Result.succeed(
         ContentBlock.toolCall(slot.id === "" ? `call-${slot.index}` : slot.id, slot.name, slot.buffer)
       )
     default:
-      return Either.left(
+      return Result.fail(
         new AssemblyError({
           code: "UNASSEMBLABLE_BLOCK",
           index: slot.index,
@@ -295,14 +295,14 @@ const buildSlot = (slot: Slot): Either.Either<ContentBlock.ContentBlock, Assembl
  * @since 0.1.0
  * @category reading
  */
-export const blocks = (state: State): Either.Either<ReadonlyArray<ContentBlock.ContentBlock>, AssemblyError> => {
+export const blocks = (state: State): Result.Result<ReadonlyArray<ContentBlock.ContentBlock>, AssemblyError> => {
   const out: Array<ContentBlock.ContentBlock> = []
   for (const slot of state.slots) {
     const built = buildSlot(slot)
-    if (Either.isLeft(built)) return Either.left(built.left)
-    out.push(built.right)
+    if (Result.isFailure(built)) return Result.fail(built.failure)
+    out.push(built.success)
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /**
@@ -315,7 +315,7 @@ export const partialBlocks = (state: State): ReadonlyArray<ContentBlock.ContentB
   const out: Array<ContentBlock.ContentBlock> = []
   for (const slot of state.slots) {
     const built = buildSlot(slot)
-    if (Either.isRight(built)) out.push(built.right)
+    if (Result.isSuccess(built)) out.push(built.success)
   }
   return out
 }
@@ -326,8 +326,8 @@ export const partialBlocks = (state: State): ReadonlyArray<ContentBlock.ContentB
  * @since 0.1.0
  * @category reading
  */
-export const assemble = (state: State): Either.Either<Assembled, AssemblyError> =>
-  Either.map(blocks(state), (blocks) => ({
+export const assemble = (state: State): Result.Result<Assembled, AssemblyError> =>
+  Result.map(blocks(state), (blocks) => ({
     blocks,
     usage: state.usage,
     finish: state.finish ?? { kind: "stop" },
@@ -338,7 +338,7 @@ export const assemble = (state: State): Either.Either<Assembled, AssemblyError> 
 
 /** A fresh builder per run of a sink, fed one stream `Chunk` at a time (no per-element Effect overhead). */
 const builderSink: Sink.Sink<Builder, StreamChunk.StreamChunk> = Sink.suspend(() =>
-  Sink.foldLeftChunks(new Builder(), (builder: Builder, chunk: Iterable<StreamChunk.StreamChunk>) =>
+  Sink.reduceArray(() => new Builder(), (builder: Builder, chunk: ReadonlyArray<StreamChunk.StreamChunk>) =>
     builder.addAll(chunk))
 )
 
@@ -349,7 +349,7 @@ const builderSink: Sink.Sink<Builder, StreamChunk.StreamChunk> = Sink.suspend(()
  * @category sinks
  */
 export const sink: Sink.Sink<Assembled, StreamChunk.StreamChunk, never, AssemblyError> = builderSink.pipe(
-  Sink.mapEffect((builder) => Effect.suspend(() => assemble(builder.snapshot())))
+  Sink.mapEffect((builder) => Effect.suspend(() => Effect.fromResult(assemble(builder.snapshot()))))
 )
 
 /**
@@ -361,6 +361,7 @@ export const sink: Sink.Sink<Assembled, StreamChunk.StreamChunk, never, Assembly
 export const stateSink: Sink.Sink<State, StreamChunk.StreamChunk> = builderSink.pipe(
   Sink.map((builder) => builder.snapshot())
 )
+
 
 /**
  * Incremental view: every intermediate state of the fold, starting with {@link initial}. One builder per run;
@@ -374,11 +375,12 @@ export const scan = <E, R>(
 ): Stream.Stream<State, E, R> =>
   Stream.suspend(() => {
     const builder = new Builder()
+    let current = initial
     return Stream.concat(
       Stream.succeed(initial),
-      Stream.mapAccum(chunks, initial, (previous, chunk) => {
-        const next = builder.add(chunk) ? builder.snapshot() : previous
-        return [next, next]
+      Stream.map(chunks, (chunk) => {
+        if (builder.add(chunk)) current = builder.snapshot()
+        return current
       })
     )
   })

@@ -18,7 +18,9 @@
  * @since 0.1.0
  */
 import type * as Brand from "effect/Brand"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
 import * as Json from "./Json.js"
 
 /**
@@ -136,7 +138,7 @@ export const isCore = (block: { readonly type: string }): boolean => coreTypes.h
  * @since 0.1.0
  * @category schemas
  */
-export const TextBlock: Schema.Schema<TextBlock> = Schema.Struct({
+export const TextBlock: Schema.Codec<TextBlock> = Schema.Struct({
   type: Schema.Literal("text"),
   text: Schema.String
 })
@@ -147,7 +149,7 @@ export const TextBlock: Schema.Schema<TextBlock> = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const ReasoningBlock: Schema.Schema<ReasoningBlock> = Schema.Struct({
+export const ReasoningBlock: Schema.Codec<ReasoningBlock> = Schema.Struct({
   type: Schema.Literal("reasoning"),
   text: Schema.String
 })
@@ -158,7 +160,7 @@ export const ReasoningBlock: Schema.Schema<ReasoningBlock> = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const ToolCallBlock: Schema.Schema<ToolCallBlock, {
+export const ToolCallBlock: Schema.Codec<ToolCallBlock, {
   readonly type: "tool-call"
   readonly id: string
   readonly name: string
@@ -177,7 +179,7 @@ export const ToolCallBlock: Schema.Schema<ToolCallBlock, {
  * @since 0.1.0
  * @category schemas
  */
-export const ExtensionBlock: Schema.Schema<ContentBlock> = Schema.declare(
+export const ExtensionBlock: Schema.Codec<ContentBlock> = Schema.declare(
   (u: unknown): u is ContentBlock =>
     typeof u === "object" && u !== null && !Array.isArray(u) &&
     typeof (u as { type?: unknown }).type === "string" && !coreTypes.has((u as { type: string }).type) &&
@@ -191,11 +193,11 @@ export const ExtensionBlock: Schema.Schema<ContentBlock> = Schema.declare(
  * @since 0.1.0
  * @category schemas
  */
-export const ToolResultBlock: Schema.Schema<ToolResultBlock, ToolResultBlockEncoded> = Schema.Struct({
+export const ToolResultBlock: Schema.Codec<ToolResultBlock, ToolResultBlockEncoded> = Schema.Struct({
   type: Schema.Literal("tool-result"),
   toolCallId: CallId,
-  content: Schema.Array(Schema.suspend((): Schema.Schema<ContentBlock, ContentBlockEncoded> => ContentBlock)),
-  isError: Schema.optionalWith(Schema.Boolean, { exact: true })
+  content: Schema.Array(Schema.suspend((): Schema.Codec<ContentBlock, ContentBlockEncoded> => ContentBlock)),
+  isError: Schema.optionalKey(Schema.Boolean)
 })
 
 /**
@@ -230,15 +232,25 @@ export type ContentBlockEncoded =
  * @since 0.1.0
  * @category schemas
  */
-export const ContentBlock: Schema.Schema<ContentBlock, ContentBlockEncoded> = Schema.Union(
+export const ContentBlock: Schema.Codec<ContentBlock, ContentBlockEncoded> = Schema.Union([
   TextBlock,
   ReasoningBlock,
   ToolCallBlock,
   ToolResultBlock,
   ExtensionBlock
-).annotations({ identifier: "ContentBlock" })
+]).annotate({ identifier: "ContentBlock" })
 
-const preserve = { onExcessProperty: "preserve" } as const
+/**
+ * Validates against `decodeStrict` and yields the input itself. Content-block decoding is the
+ * identity on valid input (no transformations, brands only check), so the input is the decoded
+ * value with every key a core block does not declare still in place, also nested in a tool
+ * result. (Effect 4 has no `onExcessProperty: "preserve"`: its decoders strip undeclared keys.)
+ */
+const preserving = <A>(
+  decodeStrict: (u: unknown, options?: SchemaAST.ParseOptions) => Effect.Effect<A, Schema.SchemaError>
+) =>
+(u: unknown, options?: SchemaAST.ParseOptions): Effect.Effect<A, Schema.SchemaError> =>
+  Effect.as(decodeStrict(u, options), u as A)
 
 /**
  * Decodes one block, preserving keys a core block does not declare (lossless round trip).
@@ -246,7 +258,7 @@ const preserve = { onExcessProperty: "preserve" } as const
  * @since 0.1.0
  * @category decoding
  */
-export const decode = Schema.decodeUnknown(ContentBlock, preserve)
+export const decode = preserving(Schema.decodeUnknownEffect(ContentBlock))
 
 /**
  * Decodes a block list, preserving undeclared keys.
@@ -254,7 +266,8 @@ export const decode = Schema.decodeUnknown(ContentBlock, preserve)
  * @since 0.1.0
  * @category decoding
  */
-export const decodeArray = Schema.decodeUnknown(Schema.Array(ContentBlock), preserve)
+export const decodeArray = preserving(Schema.decodeUnknownEffect(Schema.Array(ContentBlock)))
+
 
 /**
  * Constructs a text block.

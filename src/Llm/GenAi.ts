@@ -15,7 +15,6 @@
  */
 import * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
 import type * as Message from "./Message.js"
 
 /**
@@ -102,9 +101,10 @@ export const agentName = "effect-harness"
  * @since 0.2.0
  * @category references
  */
-export class CaptureContent extends Context.Reference<CaptureContent>()("effect-harness/Llm/GenAi/CaptureContent", {
-  defaultValue: () => false
-}) {}
+export const CaptureContent: Context.Reference<boolean> = Context.Reference<boolean>(
+  "effect-harness/Llm/GenAi/CaptureContent",
+  { defaultValue: () => false }
+)
 
 /**
  * Usage as GenAI attributes. The conventions count cached input inside `gen_ai.usage.input_tokens`, while the
@@ -159,8 +159,8 @@ export const finishReasonName = (reason: Message.FinishReason): string => {
   }
 }
 
-const tokenBoundaries = MetricBoundaries.exponential({ start: 1, factor: 4, count: 14 })
-const secondsBoundaries = MetricBoundaries.fromIterable([
+const tokenBoundaries = Metric.exponentialBoundaries({ start: 1, factor: 4, count: 14 })
+const secondsBoundaries = Metric.boundariesFromIterable([
   0.01,
   0.02,
   0.04,
@@ -183,7 +183,10 @@ const secondsBoundaries = MetricBoundaries.fromIterable([
  * @since 0.2.0
  * @category metrics
  */
-export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", tokenBoundaries, "Number of tokens used")
+export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", {
+  boundaries: tokenBoundaries,
+  description: "Number of tokens used"
+})
 
 /**
  * `gen_ai.client.operation.duration`: seconds per model request.
@@ -191,11 +194,10 @@ export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", tokenBou
  * @since 0.2.0
  * @category metrics
  */
-export const operationDuration = Metric.histogram(
-  "gen_ai.client.operation.duration",
-  secondsBoundaries,
-  "GenAI operation duration (s)"
-)
+export const operationDuration = Metric.histogram("gen_ai.client.operation.duration", {
+  boundaries: secondsBoundaries,
+  description: "GenAI operation duration (s)"
+})
 
 /**
  * `gen_ai.client.operation.time_to_first_chunk`: seconds from sending a request to its first chunk.
@@ -203,11 +205,10 @@ export const operationDuration = Metric.histogram(
  * @since 0.2.0
  * @category metrics
  */
-export const timeToFirstChunk = Metric.histogram(
-  "gen_ai.client.operation.time_to_first_chunk",
-  secondsBoundaries,
-  "Time to the first chunk of a streamed response (s)"
-)
+export const timeToFirstChunk = Metric.histogram("gen_ai.client.operation.time_to_first_chunk", {
+  boundaries: secondsBoundaries,
+  description: "Time to the first chunk of a streamed response (s)"
+})
 
 /**
  * `effect_harness.tool.duration`: seconds per tool call, tagged with the tool name.
@@ -215,4 +216,7 @@ export const timeToFirstChunk = Metric.histogram(
  * @since 0.2.0
  * @category metrics
  */
-export const toolDuration = Metric.histogram("effect_harness.tool.duration", secondsBoundaries, "Tool call duration (s)")
+export const toolDuration = Metric.histogram("effect_harness.tool.duration", {
+  boundaries: secondsBoundaries,
+  description: "Tool call duration (s)"
+})

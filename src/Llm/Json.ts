@@ -8,9 +8,10 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 /**
  * A lossless JSON value.
@@ -126,13 +127,13 @@ const copy = (value: unknown, path: Path, ancestors: Array<object>, freeze: bool
   }
 }
 
-const run = (value: unknown, freeze: boolean): Either.Either<Json, JsonError> => {
+const run = (value: unknown, freeze: boolean): Result.Result<Json, JsonError> => {
   try {
-    return Either.right(copy(value, [], [], freeze))
+    return Result.succeed(copy(value, [], [], freeze))
   } catch (e) {
-    if (e instanceof Reject) return Either.left(new JsonError({ path: e.path, reason: e.reason }))
+    if (e instanceof Reject) return Result.fail(new JsonError({ path: e.path, reason: e.reason }))
     // a throwing getter or proxy trap: the value cannot be read losslessly
-    return Either.left(new JsonError({ path: "$", reason: `unreadable value (${e instanceof Error ? e.message : String(e)})` }))
+    return Result.fail(new JsonError({ path: "$", reason: `unreadable value (${e instanceof Error ? e.message : String(e)})` }))
   }
 }
 
@@ -142,7 +143,7 @@ const run = (value: unknown, freeze: boolean): Either.Either<Json, JsonError> =>
  * @since 0.1.0
  * @category constructors
  */
-export const copyJson = (value: unknown): Either.Either<Json, JsonError> => run(value, false)
+export const copyJson = (value: unknown): Result.Result<Json, JsonError> => run(value, false)
 
 /**
  * Validates, copies and deep-freezes in one pass: a detached, immutable snapshot (S-4).
@@ -150,7 +151,29 @@ export const copyJson = (value: unknown): Either.Either<Json, JsonError> => run(
  * @since 0.1.0
  * @category constructors
  */
-export const snapshot = (value: unknown): Either.Either<Json, JsonError> => run(value, true)
+export const snapshot = (value: unknown): Result.Result<Json, JsonError> => run(value, true)
+
+/**
+ * {@link copyJson} typed as its input: a lossless-JSON copy has the input's own shape, so callers
+ * that copy a typed value need no cast back.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const copyOf = <A>(value: A): Result.Result<A, JsonError> => sameShape(run(value, false))
+
+/**
+ * {@link snapshot} typed as its input (see {@link copyOf}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const snapshotOf = <A>(value: A): Result.Result<A, JsonError> => sameShape(run(value, true))
+
+// the one place the copy's type is narrowed back to the input's: `run` returns a structural copy
+// of its input (same keys, same values) or fails
+const sameShape = <A>(result: Result.Result<Json, JsonError>): Result.Result<A, JsonError> =>
+  result as Result.Result<never, JsonError>
 
 /**
  * `true` when the value is lossless JSON (reads it once, copies nothing observable).
@@ -158,7 +181,7 @@ export const snapshot = (value: unknown): Either.Either<Json, JsonError> => run(
  * @since 0.1.0
  * @category guards
  */
-export const isJson = (value: unknown): value is Json => Either.isRight(run(value, false))
+export const isJson = (value: unknown): value is Json => Result.isSuccess(run(value, false))
 
 /**
  * Schema of a lossless JSON value; decoding validates per V-11 and returns a detached copy.
@@ -166,20 +189,13 @@ export const isJson = (value: unknown): value is Json => Either.isRight(run(valu
  * @since 0.1.0
  * @category schemas
  */
-export const Json: Schema.Schema<Json> = Schema.declare(
+export const Json: Schema.Codec<Json> = Schema.declareConstructor<Json>()(
   [],
-  {
-    decode: () => (input, _options, ast) =>
-      Either.match(copyJson(input), {
-        onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, input, e.message)),
-        onRight: ParseResult.succeed
-      }),
-    encode: () => (input, _options, ast) =>
-      Either.match(copyJson(input), {
-        onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, input, e.message)),
-        onRight: ParseResult.succeed
-      })
-  },
+  () => (input, _ast, options) =>
+    Result.match(copyJson(input), {
+      onFailure: (e) => Effect.fail(new SchemaIssue.InvalidValue({ message: e.message }, input, options)),
+      onSuccess: Effect.succeed
+    }),
   { identifier: "Json", description: "a lossless JSON value (V-11)" }
 )
 
@@ -189,7 +205,7 @@ export const Json: Schema.Schema<Json> = Schema.declare(
  * @since 0.1.0
  * @category schemas
  */
-export const JsonObject: Schema.Schema<JsonObject> = Schema.declare(
+export const JsonObject: Schema.Codec<JsonObject> = Schema.declare(
   (u: unknown): u is JsonObject =>
     typeof u === "object" && u !== null && !Array.isArray(u) && isJson(u),
   { identifier: "JsonObject", description: "a lossless JSON object" }

@@ -89,8 +89,8 @@ export type RouteInput = string | { readonly id: string; readonly name?: string 
  */
 export class MiddlewareError extends Schema.TaggedError<MiddlewareError>()("MiddlewareError", {
   message: Schema.String,
-  code: Schema.optionalWith(Schema.String, { exact: true }),
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  code: Schema.optionalKey(Schema.String),
+  cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
 /**
@@ -145,7 +145,7 @@ export interface MiddlewareOptions {
  * @since 0.1.0
  * @category tags
  */
-export class Llm extends Context.Tag("effect-harness/Llm/Llm")<Llm, Llm.Service>() {}
+export class Llm extends Context.Service<Llm, Llm.Service>()("effect-harness/Llm/Llm") {}
 
 /**
  * @since 0.1.0
@@ -326,8 +326,8 @@ const validateRoutes = (
 }
 
 const classify = (marked: WeakSet<object>) => (cause: Cause.Cause<unknown>): Stream.Stream<never, StreamError> => {
-  if (Cause.isInterruptedOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
-  const failure = Cause.failureOption(cause)
+  if (Cause.hasInterruptsOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value
     if (typeof error === "object" && error !== null && marked.has(error)) return Stream.fail(error as LlmError)
@@ -347,9 +347,9 @@ export const make: Effect.Effect<Llm.Service> = Effect.map(
   (state) => {
     const boundary = (adapter: LlmAdapter, request: Message.GenerateOptions, provider: string) =>
       Stream.suspend(() => adapter.stream(request)).pipe(
-        Stream.catchAllCause((cause): Stream.Stream<never, LlmError> => {
-          if (Cause.isInterruptedOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
-          const failure = Cause.failureOption(cause)
+        Stream.catchCause((cause): Stream.Stream<never, LlmError> => {
+          if (Cause.hasInterruptsOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
+          const failure = Cause.findErrorOption(cause)
           return Stream.fail(Option.isSome(failure) ? failure.value : fromThrown(Cause.squash(cause), provider))
         })
       )
@@ -385,7 +385,7 @@ export const make: Effect.Effect<Llm.Service> = Effect.map(
           const middleware = chain[i]
           if (middleware === undefined) return markedTerminal(request)
           return Stream.suspend(() => middleware(request, (next) => at(i + 1, next ?? request))).pipe(
-            Stream.catchAllCause(classify(marked))
+            Stream.catchCause(classify(marked))
           )
         }
         return at(0, options)
@@ -445,12 +445,13 @@ type Either<A> = { readonly _tag: "Left"; readonly error: RegistryError } | { re
 // Layers and accessors
 
 /**
- * An `Llm` with an empty registry.
+ * An `Llm` with an empty registry. Fresh: Effect 4 reuses a layer already built by an enclosing
+ * `provide`, and a registry must not be shared by a nested provide (each use builds its own).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Llm> = Layer.effect(Llm, make)
+export const layer: Layer.Layer<Llm> = Layer.fresh(Layer.effect(Llm, make))
 
 /**
  * Registers `adapter` under `routes` for the lifetime of the layer.
@@ -461,7 +462,7 @@ export const layer: Layer.Layer<Llm> = Layer.effect(Llm, make)
 export const registerLayer = (
   routes: ReadonlyArray<RouteInput>,
   adapter: LlmAdapter
-): Layer.Layer<never, RegistryError, Llm> => Layer.scopedDiscard(register(routes, adapter))
+): Layer.Layer<never, RegistryError, Llm> => Layer.effectDiscard(register(routes, adapter))
 
 /**
  * Registers the {@link Adapter} found in the context under its own `providers` for the lifetime
@@ -472,7 +473,7 @@ export const registerLayer = (
  */
 export const registerAdapter: Layer.Layer<never, RegistryError, Llm | Adapter> = Layer.fresh(
   // fresh: every use registers its own adapter (layers are otherwise memoized by reference)
-  Layer.scopedDiscard(Effect.flatMap(Adapter, (adapter) => register(adapter.providers, adapter)))
+  Layer.effectDiscard(Effect.flatMap(Adapter, (adapter) => register(adapter.providers, adapter)))
 )
 
 /**
@@ -504,7 +505,7 @@ export const layerWith = <E = never, R = never>(
 export const middlewareLayer = (
   middleware: StreamMiddleware,
   options?: MiddlewareOptions
-): Layer.Layer<never, never, Llm> => Layer.scopedDiscard(addMiddleware(middleware, options))
+): Layer.Layer<never, never, Llm> => Layer.effectDiscard(addMiddleware(middleware, options))
 
 /**
  * Registers an adapter under routes until the scope closes (see {@link Llm.Service.register}).

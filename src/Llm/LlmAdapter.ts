@@ -60,4 +60,4 @@ export interface LlmAdapter {
  * @since 0.1.0
  * @category tags
  */
-export class Adapter extends Context.Tag("effect-harness/Llm/LlmAdapter")<Adapter, LlmAdapter>() {}
+export class Adapter extends Context.Service<Adapter, LlmAdapter>()("effect-harness/Llm/LlmAdapter") {}

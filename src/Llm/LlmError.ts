@@ -84,7 +84,7 @@ export type ProviderCode = string & Brand.Brand<"ProviderCode">
  */
 export type ProviderErrorCode = CanonicalCode | HttpStatusCode | ProviderCode
 
-const ProviderCodeSchema = Schema.String.pipe(Schema.pattern(/^[A-Z][A-Z0-9_]*$/), Schema.brand("ProviderCode"))
+const ProviderCodeSchema = Schema.String.check(Schema.isPattern(/^[A-Z][A-Z0-9_]*$/)).pipe(Schema.brand("ProviderCode"))
 
 /**
  * Schema of {@link ProviderErrorCode}.
@@ -92,11 +92,11 @@ const ProviderCodeSchema = Schema.String.pipe(Schema.pattern(/^[A-Z][A-Z0-9_]*$/
  * @since 0.1.0
  * @category schemas
  */
-export const ProviderErrorCode: Schema.Schema<ProviderErrorCode, string> = Schema.Union(
-  Schema.Literal(...canonicalCodes),
-  Schema.TemplateLiteral("HTTP_", Schema.Number),
+export const ProviderErrorCode: Schema.Codec<ProviderErrorCode, string> = Schema.Union([
+  Schema.Literals(canonicalCodes),
+  Schema.TemplateLiteral(["HTTP_", Schema.Number]),
   ProviderCodeSchema
-)
+])
 
 const canonicalSet: ReadonlySet<string> = new Set(canonicalCodes)
 
@@ -137,11 +137,11 @@ export const toCode = (raw: string): ProviderErrorCode => {
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
   code: ProviderErrorCode,
   message: Schema.String,
-  provider: Schema.optionalWith(Schema.String, { exact: true }),
-  status: Schema.optionalWith(Schema.Number, { exact: true }),
-  providerCode: Schema.optionalWith(Schema.String, { exact: true }),
-  retryAfterMillis: Schema.optionalWith(Schema.Number, { exact: true }),
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  provider: Schema.optionalKey(Schema.String),
+  status: Schema.optionalKey(Schema.Number),
+  providerCode: Schema.optionalKey(Schema.String),
+  retryAfterMillis: Schema.optionalKey(Schema.Number),
+  cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
 /**
@@ -160,7 +160,7 @@ export type RegistryErrorCode = "NO_ADAPTER" | "DUPLICATE_ADAPTER" | "INVALID_AD
  * @category errors
  */
 export class RegistryError extends Schema.TaggedError<RegistryError>()("RegistryError", {
-  code: Schema.Literal("NO_ADAPTER", "DUPLICATE_ADAPTER", "INVALID_ADAPTER", "INVALID_CATALOG"),
+  code: Schema.Literals(["NO_ADAPTER", "DUPLICATE_ADAPTER", "INVALID_ADAPTER", "INVALID_CATALOG"]),
   message: Schema.String
 }) {}
 
@@ -191,7 +191,7 @@ export type LlmError = ProviderError | RegistryError
  * @since 0.1.0
  * @category schemas
  */
-export const LlmError = Schema.Union(ProviderError, RegistryError)
+export const LlmError = Schema.Union([ProviderError, RegistryError])
 
 /**
  * Renders any failure value as a message (T-6): `error.message`, a thrown object's string

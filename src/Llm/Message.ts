@@ -77,11 +77,9 @@ export type MessageSource = MessageSourceMap[keyof MessageSourceMap]
  * @since 0.1.0
  * @category schemas
  */
-export const MessageSource: Schema.Schema<MessageSource> = Schema.Union(
-  Schema.Struct({ kind: Schema.Literal("user") }),
+export const MessageSource: Schema.Codec<MessageSource> = Schema.Union([  Schema.Struct({ kind: Schema.Literal("user") }),
   Schema.Struct({ kind: Schema.Literal("plugin"), plugin: Schema.String }),
-  openMember<MessageSource>("kind", new Set(["user", "plugin"]), "ExtensionMessageSource")
-).annotations({ identifier: "MessageSource" })
+  openMember<MessageSource>("kind", new Set(["user", "plugin"]), "ExtensionMessageSource")]).annotate({ identifier: "MessageSource" })
 
 /**
  * The default source, `{kind: "user"}`.
@@ -136,20 +134,18 @@ export type FinishReason = FinishReasonMap[keyof FinishReasonMap]
  * @since 0.1.0
  * @category schemas
  */
-export const FinishReason: Schema.Schema<FinishReason> = Schema.Union(
-  Schema.Struct({ kind: Schema.Literal("stop", "tool-calls", "max-tokens", "aborted") }),
+export const FinishReason: Schema.Codec<FinishReason> = Schema.Union([  Schema.Struct({ kind: Schema.Literals(["stop", "tool-calls", "max-tokens", "aborted"]) }),
   Schema.Struct({
     kind: Schema.Literal("error"),
     message: Schema.String,
-    code: Schema.optionalWith(Schema.String, { exact: true }),
-    providerCode: Schema.optionalWith(Schema.String, { exact: true })
+    code: Schema.optionalKey(Schema.String),
+    providerCode: Schema.optionalKey(Schema.String)
   }),
   openMember<FinishReason>(
     "kind",
     new Set(["stop", "tool-calls", "max-tokens", "aborted", "error"]),
     "ExtensionFinishReason"
-  )
-).annotations({ identifier: "FinishReason" })
+  )]).annotate({ identifier: "FinishReason" })
 
 // ---------------------------------------------------------------------------------------------
 // TokenUsage
@@ -170,7 +166,7 @@ export interface TokenUsage {
   readonly reasoningTokens?: number
 }
 
-const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+const Count = Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * Schema of {@link TokenUsage}.
@@ -178,12 +174,12 @@ const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
  * @since 0.1.0
  * @category schemas
  */
-export const TokenUsage: Schema.Schema<TokenUsage> = Schema.Struct({
+export const TokenUsage: Schema.Codec<TokenUsage> = Schema.Struct({
   inputTokens: Count,
   outputTokens: Count,
-  cacheReadTokens: Schema.optionalWith(Count, { exact: true }),
-  cacheWriteTokens: Schema.optionalWith(Count, { exact: true }),
-  reasoningTokens: Schema.optionalWith(Count, { exact: true })
+  cacheReadTokens: Schema.optionalKey(Count),
+  cacheWriteTokens: Schema.optionalKey(Count),
+  reasoningTokens: Schema.optionalKey(Count)
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -208,10 +204,10 @@ export interface Provenance {
  * @since 0.1.0
  * @category schemas
  */
-export const Provenance: Schema.Schema<Provenance> = Schema.Struct({
+export const Provenance: Schema.Codec<Provenance> = Schema.Struct({
   provider: Schema.String,
   model: Schema.String,
-  replayState: Schema.optionalWith(Json.Json, { exact: true })
+  replayState: Schema.optionalKey(Json.Json)
 })
 
 /**
@@ -252,10 +248,10 @@ export interface MessageEncoded {
  * @since 0.1.0
  * @category schemas
  */
-export const Message: Schema.Schema<Message, MessageEncoded> = Schema.Struct({
-  role: Schema.Literal("system", "user", "assistant"),
+export const Message: Schema.Codec<Message, MessageEncoded> = Schema.Struct({
+  role: Schema.Literals(["system", "user", "assistant"]),
   content: Schema.Array(ContentBlock.ContentBlock),
-  provenance: Schema.optionalWith(Provenance, { exact: true })
+  provenance: Schema.optionalKey(Provenance)
 })
 
 /**
@@ -305,7 +301,7 @@ export interface ToolSchema {
  * @since 0.1.0
  * @category schemas
  */
-export const ToolSchema: Schema.Schema<ToolSchema> = Schema.Struct({
+export const ToolSchema: Schema.Codec<ToolSchema> = Schema.Struct({
   name: Schema.String,
   description: Schema.String,
   parameters: Json.JsonObject
@@ -331,12 +327,12 @@ export interface LlmCallConfig {
  * @since 0.1.0
  * @category schemas
  */
-export const LlmCallConfig: Schema.Schema<LlmCallConfig> = Schema.Struct({
+export const LlmCallConfig: Schema.Codec<LlmCallConfig> = Schema.Struct({
   provider: Schema.String,
   model: Schema.String,
-  temperature: Schema.optionalWith(Schema.Number.pipe(Schema.finite()), { exact: true }),
-  maxTokens: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.positive()), { exact: true }),
-  stop: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+  temperature: Schema.optionalKey(Schema.Number.check(Schema.isFinite())),
+  maxTokens: Schema.optionalKey(Schema.Number.check(Schema.isInt(), Schema.isGreaterThan(0))),
+  stop: Schema.optionalKey(Schema.Array(Schema.String))
 })
 
 /**
@@ -373,17 +369,17 @@ export interface GenerateOptions extends LlmCallConfig {
  * @since 0.1.0
  * @category schemas
  */
-export const GenerateOptions: Schema.Schema<GenerateOptions, Omit<GenerateOptions, "messages" | "sessionId"> & {
+export const GenerateOptions: Schema.Codec<GenerateOptions, Omit<GenerateOptions, "messages" | "sessionId"> & {
   readonly messages: ReadonlyArray<MessageEncoded>
   readonly sessionId?: string
 }> = Schema.Struct({
   provider: Schema.String,
   model: Schema.String,
-  temperature: Schema.optionalWith(Schema.Number.pipe(Schema.finite()), { exact: true }),
-  maxTokens: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.positive()), { exact: true }),
-  stop: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  temperature: Schema.optionalKey(Schema.Number.check(Schema.isFinite())),
+  maxTokens: Schema.optionalKey(Schema.Number.check(Schema.isInt(), Schema.isGreaterThan(0))),
+  stop: Schema.optionalKey(Schema.Array(Schema.String)),
   messages: Schema.Array(Message),
-  system: Schema.optionalWith(Schema.String, { exact: true }),
-  tools: Schema.optionalWith(Schema.Array(ToolSchema), { exact: true }),
-  sessionId: Schema.optionalWith(SessionId, { exact: true })
+  system: Schema.optionalKey(Schema.String),
+  tools: Schema.optionalKey(Schema.Array(ToolSchema)),
+  sessionId: Schema.optionalKey(SessionId)
 })

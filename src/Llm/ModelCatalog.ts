@@ -187,7 +187,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class ModelCatalog extends Context.Tag("effect-harness/Llm/ModelCatalog")<ModelCatalog, Service>() {}
+export class ModelCatalog extends Context.Service<ModelCatalog, Service>()("effect-harness/Llm/ModelCatalog") {}
 
 const keyOf = (provider: string, model: string): string => `${provider}\u0000${model}`
 

@@ -40,7 +40,7 @@
  *
  * ```ts
  * program.pipe(Effect.provide(Retry.layer({ maxAttempts: 2, firstByteTimeout: "10 seconds" })))
- * Llm.stream(request).pipe(Stream.provideServiceEffect(Retry.Policy, Retry.policy({ maxAttempts: 1 })))
+ * Llm.stream(request).pipe(Stream.provideServiceEffect(Retry.Policy, Effect.fromResult(Retry.policy({ maxAttempts: 1 }))))
  * ```
  *
  * @since 0.1.0
@@ -49,7 +49,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
@@ -84,20 +84,20 @@ export interface RetryPolicy {
 }
 
 /**
- * Overrides for {@link policy}; durations accept any `DurationInput` (`"2 seconds"`, millis, …).
+ * Overrides for {@link policy}; durations accept any `Duration.Input` (`"2 seconds"`, millis, …).
  *
  * @since 0.1.0
  * @category models
  */
 export interface RetryPolicyInput {
   readonly maxAttempts?: number
-  readonly baseDelay?: Duration.DurationInput
-  readonly maxDelay?: Duration.DurationInput
-  readonly retryAfterCap?: Duration.DurationInput
+  readonly baseDelay?: Duration.Input
+  readonly maxDelay?: Duration.Input
+  readonly retryAfterCap?: Duration.Input
   readonly jitter?: number
-  readonly firstByteTimeout?: Duration.DurationInput
-  readonly idleTimeout?: Duration.DurationInput
-  readonly maxElapsed?: Duration.DurationInput
+  readonly firstByteTimeout?: Duration.Input
+  readonly idleTimeout?: Duration.Input
+  readonly maxElapsed?: Duration.Input
 }
 
 /**
@@ -132,16 +132,16 @@ export class RetryPolicyError extends Schema.TaggedError<RetryPolicyError>()("Re
 
 /**
  * Builds a policy from the defaults and overrides; an invalid knob is a typed
- * {@link RetryPolicyError} (an `Either`, usable as an Effect), never a throw.
+ * {@link RetryPolicyError} (a `Result`; `Effect.fromResult` lifts it), never a throw.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const policy = (overrides: RetryPolicyInput = {}): Either.Either<RetryPolicy, RetryPolicyError> => {
+export const policy = (overrides: RetryPolicyInput = {}): Result.Result<RetryPolicy, RetryPolicyError> => {
   const maxAttempts = overrides.maxAttempts ?? defaultPolicy.maxAttempts
   const jitter = overrides.jitter ?? defaultPolicy.jitter
   const invalid = (message: string) =>
-    Either.left(new RetryPolicyError({ code: "INVALID_RETRY_POLICY", message: `invalid retry policy: ${message}` }))
+    Result.fail(new RetryPolicyError({ code: "INVALID_RETRY_POLICY", message: `invalid retry policy: ${message}` }))
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
     return invalid(`maxAttempts must be a positive integer, got ${maxAttempts}`)
   }
@@ -153,12 +153,12 @@ export const policy = (overrides: RetryPolicyInput = {}): Either.Either<RetryPol
       durations[name] = defaultPolicy[name]
       continue
     }
-    const decoded = Duration.decodeUnknown(value)
+    const decoded = Duration.fromInput(value)
     if (Option.isNone(decoded) || Duration.toMillis(decoded.value) < 0) return invalid(`${name} is not a duration`)
     durations[name] = decoded.value
   }
   const d = (name: string) => durations[name] as Duration.Duration
-  return Either.right({
+  return Result.succeed({
     maxAttempts,
     jitter,
     baseDelay: d("baseDelay"),
@@ -176,9 +176,10 @@ export const policy = (overrides: RetryPolicyInput = {}): Either.Either<RetryPol
  * @since 0.1.0
  * @category tags
  */
-export class Policy extends Context.Reference<Policy>()("effect-harness/Llm/Retry/Policy", {
-  defaultValue: (): RetryPolicy => defaultPolicy
-}) {}
+export const Policy: Context.Reference<RetryPolicy> = Context.Reference<RetryPolicy>(
+  "effect-harness/Llm/Retry/Policy",
+  { defaultValue: () => defaultPolicy }
+)
 
 /**
  * One retry about to happen: the failed attempt (1-based), the delay before the next one, and the
@@ -202,9 +203,9 @@ export interface RetryNotice {
  * @since 0.1.0
  * @category tags
  */
-export class Notices extends Context.Reference<Notices>()("effect-harness/Llm/Retry/Notices", {
-  defaultValue: (): (notice: RetryNotice) => Effect.Effect<void> => () => Effect.void
-}) {}
+export const Notices: Context.Reference<(notice: RetryNotice) => Effect.Effect<void>> = Context.Reference<
+  (notice: RetryNotice) => Effect.Effect<void>
+>("effect-harness/Llm/Retry/Notices", { defaultValue: () => () => Effect.void })
 
 /**
  * A Layer overriding the policy (unset knobs keep their defaults); fails with
@@ -213,8 +214,8 @@ export class Notices extends Context.Reference<Notices>()("effect-harness/Llm/Re
  * @since 0.1.0
  * @category layers
  */
-export const layer = (overrides: RetryPolicyInput = {}): Layer.Layer<Policy, RetryPolicyError> =>
-  Layer.effect(Policy, policy(overrides))
+export const layer = (overrides: RetryPolicyInput = {}): Layer.Layer<never, RetryPolicyError> =>
+  Layer.effect(Policy, Effect.fromResult(policy(overrides)))
 
 /**
  * What to do after a failed attempt.
@@ -290,11 +291,11 @@ export const retrying = <A>(
         // owned by this attempt's run; set once any non-empty chunk reached the consumer
         let emitted = false
         return attempt(n).pipe(
-          Stream.mapChunks((chunk) => {
+          Stream.mapArray((chunk) => {
             if (!emitted && chunk.length > 0) emitted = true
             return chunk
           }),
-          Stream.catchAll((error) =>
+          Stream.catch((error) =>
             Stream.unwrap(Effect.gen(function*() {
               const now = yield* Clock.currentTimeMillis
               const decision = decide({

@@ -121,7 +121,7 @@ export interface Finish {
  */
 export type StreamChunk = BlockStart | TextDelta | ReasoningDelta | ToolCallDelta | BlockEnd | Usage | Finish
 
-const Index = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+const Index = Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
 
 /**
  * Schema of {@link StreamChunk} (for logged chunks and wire decoding).
@@ -129,15 +129,14 @@ const Index = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
  * @since 0.1.0
  * @category schemas
  */
-export const StreamChunk = Schema.Union(
-  Schema.Struct({ type: Schema.Literal("block-start"), index: Index, blockType: Schema.String }),
+export const StreamChunk = Schema.Union([  Schema.Struct({ type: Schema.Literal("block-start"), index: Index, blockType: Schema.String }),
   Schema.Struct({ type: Schema.Literal("text-delta"), index: Index, text: Schema.String }),
   Schema.Struct({ type: Schema.Literal("reasoning-delta"), index: Index, text: Schema.String }),
   Schema.Struct({
     type: Schema.Literal("tool-call-delta"),
     index: Index,
     id: ContentBlock.CallId,
-    name: Schema.optionalWith(Schema.String, { exact: true }),
+    name: Schema.optionalKey(Schema.String),
     argumentsDelta: Schema.String
   }),
   Schema.Struct({ type: Schema.Literal("block-end"), index: Index, block: ContentBlock.ContentBlock }),
@@ -145,9 +144,8 @@ export const StreamChunk = Schema.Union(
   Schema.Struct({
     type: Schema.Literal("finish"),
     reason: Message.FinishReason,
-    replayState: Schema.optionalWith(Json.Json, { exact: true })
-  })
-).annotations({ identifier: "StreamChunk" })
+    replayState: Schema.optionalKey(Json.Json)
+  })]).annotate({ identifier: "StreamChunk" })
 
 /**
  * Constructors for chunks, handy in adapters, scripts and tests.

@@ -53,12 +53,9 @@
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Equal from "effect/Equal"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -228,7 +225,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class AgentFactory extends Context.Tag("effect-harness/Loop/AgentFactory")<AgentFactory, Service>() {}
+export class AgentFactory extends Context.Service<AgentFactory, Service>()("effect-harness/Loop/AgentFactory") {}
 
 /**
  * Runs an agent's creation in its own child of the caller's scope: when creation fails (or is
@@ -238,27 +235,36 @@ export class AgentFactory extends Context.Tag("effect-harness/Loop/AgentFactory"
  */
 const inOwnScope = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
   Effect.flatMap(Effect.scope, (outer) =>
-    Effect.flatMap(Scope.fork(outer, ExecutionStrategy.sequential), (own) =>
+    Effect.flatMap(Scope.fork(outer, "sequential"), (own) =>
       Effect.onExit(
-        Scope.extend(Fairness.fair(create), own),
+        Scope.provide(Fairness.fair(create), own),
         (exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)
       )))
 
 /**
- * Puts the current fiber (the driver, as it starts) under the parent of `span` (the `Agent.make` span), or under
- * no span at all: the driver outlives `make`, so its turns' spans must not hang under the creation span. Set in
- * the driver's own fiber, not as a wrapper around it: a wrapper's frames stay on an idle driver's stack (issue 20).
+ * The agents whose driver the current fiber runs in (or descends from): set in the driver's context as it starts,
+ * inherited by every fiber it forks (Effect 4: a `Context.Reference` instead of v3's `FiberRef`).
  */
-const outsideSpan = (span: Option.Option<Tracer.Span>): Effect.Effect<void> => {
-  const parent = Option.flatMap(span, (s) => s.parent)
-  return FiberRef.update(FiberRef.currentContext, (context) =>
-    Option.isSome(parent)
-      ? Context.add(context, Tracer.ParentSpan, parent.value) as Context.Context<never>
-      : Context.omit(Tracer.ParentSpan)(context) as Context.Context<never>)
-}
+const DriverFibers = Context.Reference<ReadonlySet<string>>("effect-harness/Loop/Agent/DriverFibers", {
+  defaultValue: () => new Set()
+})
 
-/** The agents whose driver the current fiber runs in (or descends from). */
-const driverFibers: FiberRef.FiberRef<ReadonlySet<string>> = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
+/**
+ * Enters the driver (as it starts, in its own fiber): puts it under the parent of `span` (the `Agent.make` span),
+ * or under no span at all — the driver outlives `make`, so its turns' spans must not hang under the creation span —
+ * and adds `agentId` to {@link DriverFibers}. An edit of the fiber's own context, not a wrapper around the driver
+ * (`provideService`): a wrapper's frames stay on an idle driver's stack (issue 20).
+ */
+const enterDriver = (span: Option.Option<Tracer.Span>, agentId: string): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    const parent = Option.flatMap(span, (s) => s.parent)
+    const context = Option.isSome(parent)
+      ? Context.add(fiber.context, Tracer.ParentSpan, parent.value)
+      : Context.omit(Tracer.ParentSpan)(fiber.context)
+    const ids = Context.get(context, DriverFibers)
+    fiber.setContext(Context.add(context, DriverFibers, new Set([...ids, agentId])))
+    return Effect.void
+  })
 
 const invalidInput = (what: string, message: string) =>
   new AgentError({ code: "INVALID_INPUT", message: `${what}: ${message}` })
@@ -269,30 +275,28 @@ const entryOf = (
   verb: string,
   content: ReadonlyArray<ContentBlock>,
   source: MessageSource | undefined
-): Either.Either<Inbox.Entry, AgentError> =>
-  Either.match(Json.snapshot({ content, source: source ?? userSource }), {
-    onLeft: (e) => Either.left(invalidInput(verb, e.message)),
-    onRight: (json) => {
-      const entry = json as unknown as Inbox.Entry
+): Result.Result<Inbox.Entry, AgentError> =>
+  Result.match(Json.snapshotOf<Inbox.Entry>({ content, source: source ?? userSource }), {
+    onFailure: (e) => Result.fail(invalidInput(verb, e.message)),
+    onSuccess: (entry) => {
       return Array.isArray(entry.content)
-        ? Either.right(entry)
-        : Either.left(invalidInput(verb, "content must be a list of content blocks"))
+        ? Result.succeed(entry)
+        : Result.fail(invalidInput(verb, "content must be a list of content blocks"))
     }
   })
 
 const contextOf = (
   content: ReadonlyArray<ContentBlock>,
   options: InjectOptions | undefined
-): Either.Either<HookContext, AgentError> => {
+): Result.Result<HookContext, AgentError> => {
   const source = options?.source ?? userSource
   const plain = options?.meta === undefined ? { content, source } : { content, source, meta: options.meta }
-  return Either.match(Json.snapshot(plain), {
-    onLeft: (e) => Either.left(invalidInput("inject", e.message)),
-    onRight: (json) => {
-      const context = json as unknown as HookContext
+  return Result.match(Json.snapshotOf<HookContext>(plain), {
+    onFailure: (e) => Result.fail(invalidInput("inject", e.message)),
+    onSuccess: (context) => {
       return Array.isArray(context.content)
-        ? Either.right(context)
-        : Either.left(invalidInput("inject", "content must be a list of content blocks"))
+        ? Result.succeed(context)
+        : Result.fail(invalidInput("inject", "content must be a list of content blocks"))
     }
   })
 }
@@ -315,7 +319,7 @@ const validateOptions = (options: AgentOptions<ReadonlyArray<Tool.Any>>): Effect
       })
     }
     const toolOrder = options.systemPrompt?.toolOrder
-    if (toolOrder !== undefined) yield* SystemPrompt.validateToolOrder(toolOrder)
+    if (toolOrder !== undefined) yield* Effect.fromResult(SystemPrompt.validateToolOrder(toolOrder))
     const maxSteps = options.maxSteps
     if (maxSteps !== undefined && (!Number.isSafeInteger(maxSteps) || maxSteps < 1)) {
       return yield* new AgentOptionsError({
@@ -371,9 +375,10 @@ export const makeFactory: Effect.Effect<
       const controller = options.compaction === undefined
         ? undefined
         : Compactor.controller(CompactionOptions.resolve(options.compaction), catalog)
+      const noTools: ReadonlyArray<Tool.Tool<never>> = []
       const ownTools = controller === undefined
-        ? options.tools ?? ([] as unknown as Tools)
-        : [...(options.tools ?? []), Recall.make(session, controller.options.recallBudget)] as unknown as Tools
+        ? options.tools ?? noTools
+        : [...(options.tools ?? noTools), Recall.make(session, controller.options.recallBudget)]
       const scoped = yield* ToolRegistry.make(ownTools)
       const restrictions: ToolRegistry.Restriction = {
         ...(options.allow === undefined ? {} : { allow: options.allow }),
@@ -386,7 +391,7 @@ export const makeFactory: Effect.Effect<
 
       const send = Effect.fn("Agent.send")((content: ReadonlyArray<ContentBlock>, o?: SendOptions): Effect.Effect<void, AgentError> =>
         Effect.gen(function*() {
-          const entry = yield* entryOf("send", content, o?.source)
+          const entry = yield* Effect.fromResult(entryOf("send", content, o?.source))
           const ok = yield* Ref.modify(state, (s) =>
             s.disposed ? [false, s] as const : [true, { ...s, inbox: Inbox.enqueue(s.inbox, entry) }] as const)
           if (!ok) return yield* disposedError("send")
@@ -396,7 +401,7 @@ export const makeFactory: Effect.Effect<
 
       const steer = Effect.fn("Agent.steer")((content: ReadonlyArray<ContentBlock>, o?: SendOptions): Effect.Effect<void, AgentError> =>
         Effect.gen(function*() {
-          const entry = yield* entryOf("steer", content, o?.source)
+          const entry = yield* Effect.fromResult(entryOf("steer", content, o?.source))
           const route = yield* Ref.modify(state, (s) => {
             if (s.disposed) return ["disposed", s] as const
             if (s.status !== "running") return ["send", { ...s, inbox: Inbox.enqueue(s.inbox, entry) }] as const
@@ -424,7 +429,7 @@ export const makeFactory: Effect.Effect<
 
       const inject = Effect.fn("Agent.inject")((content: ReadonlyArray<ContentBlock>, o?: InjectOptions): Effect.Effect<void, AgentError> =>
         Effect.gen(function*() {
-          const context = yield* contextOf(content, o)
+          const context = yield* Effect.fromResult(contextOf(content, o))
           if ((yield* Ref.get(state)).disposed) return yield* disposedError("inject")
           yield* rt.run(context)
         }))
@@ -446,7 +451,7 @@ export const makeFactory: Effect.Effect<
 
       const whenIdle: Effect.Effect<void> = Runtime.awaitIdle(state, exited)
 
-      let driver: Fiber.RuntimeFiber<void> | undefined
+      let driver: Fiber.Fiber<void> | undefined
       // begin (uninterruptible, once): mark disposed, abort the step, publish, wake the driver;
       // the rest runs once in a daemon fiber; every caller awaits its end (except the driver
       // itself, which must not wait for itself)
@@ -462,18 +467,18 @@ export const makeFactory: Effect.Effect<
           yield* SubscriptionRef.set(status, "disposed")
           yield* hooks.status.run(session.id, { agent, status: "disposed" })
           yield* Queue.offer(wake, undefined)
-          yield* Effect.forkDaemon(finish)
+          yield* Effect.forkDetach(finish)
         }))
-        if ((yield* FiberRef.get(driverFibers)).has(session.id)) return
+        if ((yield* DriverFibers).has(session.id)) return
         yield* Deferred.await(exited)
       })
 
       const finish: Effect.Effect<void> = Effect.gen(function*() {
         if (driver !== undefined) yield* Fiber.await(driver)
         yield* FiberSet.awaitEmpty(tracked)
-        const flushed = yield* Effect.either(acquired.flush)
-        if (Either.isLeft(flushed)) {
-          yield* Runtime.report(rt.runtime, { step: 0, ...Runtime.describe(flushed.left), cause: flushed.left })
+        const flushed = yield* Effect.result(acquired.flush)
+        if (Result.isFailure(flushed)) {
+          yield* Runtime.report(rt.runtime, { step: 0, ...Runtime.describe(flushed.failure), cause: flushed.failure })
         }
         const waiters = yield* Ref.modify(state, (s) => [s.idleWaiters, { ...s, idleWaiters: [] }] as const)
         yield* Effect.forEach(waiters, (d) => Deferred.succeed(d, undefined), { discard: true })
@@ -494,7 +499,7 @@ export const makeFactory: Effect.Effect<
         cancel,
         status: SubscriptionRef.get(status),
         // built when read: the stream's structure is a few KB, per idle agent (issue 20)
-        statusChanges: Stream.suspend(() => status.changes),
+        statusChanges: Stream.suspend(() => SubscriptionRef.changes(status)),
         whenIdle,
         events: session.changes,
         dispose,
@@ -553,14 +558,11 @@ export const makeFactory: Effect.Effect<
       // a daemon interrupted when the scope closes (what `forkScoped` does, without its observer that keeps the
       // creating fiber alive as long as the driver runs: an agent made in a short-lived fiber, issue 20)
       const span = yield* Effect.option(Effect.currentSpan)
-      const body = Effect.zipRight(
-        Effect.zipRight(outsideSpan(span), FiberRef.update(driverFibers, (ids) => new Set([...ids, session.id]))),
-        Driver.run(runtime)
-      )
+      const body = Effect.andThen(enterDriver(span, session.id), Driver.run(runtime))
       driver = yield* Effect.uninterruptibleMask((restore) =>
-        Effect.tap(Effect.forkDaemon(restore(body)), (fiber) =>
+        Effect.tap(Effect.forkDetach(restore(body)), (fiber) =>
           Effect.addFinalizer(() =>
-            Effect.fiberIdWith((id) => Equal.equals(id, fiber.id()) ? Effect.void : Fiber.interrupt(fiber))
+            Effect.withFiber((current) => current.id === fiber.id ? Effect.void : Fiber.interrupt(fiber))
           ))
       )
       yield* Effect.addFinalizer(() => dispose)
@@ -572,6 +574,8 @@ export const makeFactory: Effect.Effect<
 
 /**
  * The factory as a Layer.
+ * Built afresh on every `provide` (`Layer.fresh`): Effect 4 reuses a layer an enclosing `provide` already
+ * built, and two agent worlds must never share a factory (its live sessions).
  *
  * @since 0.1.0
  * @category layers
@@ -580,7 +584,7 @@ export const layer: Layer.Layer<
   AgentFactory,
   never,
   Llm.Llm | Hooks.LoopHooks | SystemPrompt.SystemPrompt | ToolRuntime.ToolRuntime | SessionStore.SessionStore
-> = Layer.effect(AgentFactory, makeFactory)
+> = Layer.fresh(Layer.effect(AgentFactory, makeFactory))
 
 /**
  * Creates an agent with the factory from context.

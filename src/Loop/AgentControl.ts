@@ -20,7 +20,7 @@ import type { MessageSource, SessionId } from "../Llm/Message.js"
  * @category errors
  */
 export class AgentError extends Schema.TaggedError<AgentError>()("AgentError", {
-  code: Schema.Literal("INVALID_INPUT", "DISPOSED"),
+  code: Schema.Literals(["INVALID_INPUT", "DISPOSED"]),
   message: Schema.String
 }) {}
 

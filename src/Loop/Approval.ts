@@ -51,7 +51,7 @@ export type ApprovalDecision = "allow-once" | "reject" | "cancelled" | "unavaila
  */
 export class ApprovalError extends Schema.TaggedError<ApprovalError>()("ApprovalError", {
   message: Schema.String,
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  cause: Schema.optionalKey(Schema.Defect())
 }) {
   /** Stable code. */
   readonly code = "APPROVAL_FAILED" as const
@@ -73,7 +73,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class Approval extends Context.Tag("effect-harness/Loop/Approval")<Approval, Service>() {}
+export class Approval extends Context.Service<Approval, Service>()("effect-harness/Loop/Approval") {}
 
 /**
  * A layer answering with `ask`.

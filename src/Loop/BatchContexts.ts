@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Json from "../Llm/Json.js"
@@ -53,11 +53,11 @@ export const make: Effect.Effect<BatchContexts> = Effect.map(
  * @since 0.1.0
  * @category utils
  */
-export const snapshot = (context: HookContext): Either.Either<HookContext, Json.JsonError> => {
+export const snapshot = (context: HookContext): Result.Result<HookContext, Json.JsonError> => {
   const plain = context.meta === undefined
     ? { content: context.content, source: context.source }
     : { content: context.content, source: context.source, meta: context.meta }
-  return Either.map(Json.snapshot(plain), (json) => json as unknown as HookContext)
+  return Json.snapshotOf<HookContext>(plain)
 }
 
 /**
@@ -67,7 +67,7 @@ export const snapshot = (context: HookContext): Either.Either<HookContext, Json.
  * @category combinators
  */
 export const offer = (self: BatchContexts, context: HookContext): Effect.Effect<boolean, Json.JsonError> =>
-  Effect.flatMap(Effect.suspend(() => snapshot(context)), (frozen) => offerFrozen(self, frozen))
+  Effect.flatMap(Effect.suspend(() => Effect.fromResult(snapshot(context))), (frozen) => offerFrozen(self, frozen))
 
 /**
  * Queues an already validated, frozen context as-is; `false` when closed.
@@ -122,6 +122,6 @@ export const drain = <E, R>(
     takeOrClose(self),
     Option.match({
       onNone: () => Effect.void,
-      onSome: (context) => Effect.zipRight(append(context), drain(self, append))
+      onSome: (context) => Effect.andThen(append(context), drain(self, append))
     })
   )

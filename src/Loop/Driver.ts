@@ -28,7 +28,7 @@ import * as Turn from "./Turn.js"
 
 /** Publishes a status change: state, `SubscriptionRef`, then the contained `status` observers. */
 const publish = (rt: Runtime, status: Hooks.Status): Effect.Effect<void> =>
-  Effect.zipRight(
+  Effect.andThen(
     SubscriptionRef.set(rt.status, status),
     rt.hooks.status.run(rt.agent.id, { agent: rt.agent, status })
   )
@@ -53,8 +53,8 @@ export const goIdle = (rt: Runtime): Effect.Effect<void> =>
     }),
     ({ changed, waiters }) =>
       changed
-        ? Effect.zipRight(
-          Effect.zipRight(SubscriptionRef.set(rt.status, "idle"), settle(waiters)),
+        ? Effect.andThen(
+          Effect.andThen(SubscriptionRef.set(rt.status, "idle"), settle(waiters)),
           rt.hooks.status.run(rt.agent.id, { agent: rt.agent, status: "idle" })
         )
         : settle(waiters)

@@ -444,7 +444,7 @@ const turnStopPoint: Effect.Effect<TurnStopPoint> = Effect.map(
     run: (agentId, input) =>
       Effect.flatMap(
         Ref.make(false),
-        (stopped) => Effect.zipRight(serial.run(agentId, { input, stopped }), Ref.get(stopped))
+        (stopped) => Effect.andThen(serial.run(agentId, { input, stopped }), Ref.get(stopped))
       )
   })
 )
@@ -484,7 +484,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class LoopHooks extends Context.Tag("effect-harness/Loop/LoopHooks")<LoopHooks, Service>() {}
+export class LoopHooks extends Context.Service<LoopHooks, Service>()("effect-harness/Loop/LoopHooks") {}
 
 /**
  * Creates a fresh set of points (no listeners).
@@ -514,8 +514,10 @@ export const make: Effect.Effect<Service> = Effect.all({
 
 /**
  * The points as a Layer (one set per layer build).
+ * Built afresh on every `provide` (`Layer.fresh`): Effect 4 reuses a layer an enclosing `provide` already
+ * built, and two agent worlds must never share registrations.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<LoopHooks> = Layer.effect(LoopHooks, make)
+export const layer: Layer.Layer<LoopHooks> = Layer.fresh(Layer.effect(LoopHooks, make))

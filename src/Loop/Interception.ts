@@ -39,7 +39,7 @@ import * as AgentScoped from "./internal/AgentScoped.js"
 export class HookFailure extends Schema.TaggedError<HookFailure>()("HookFailure", {
   point: Schema.String,
   message: Schema.String,
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
 /**
@@ -62,8 +62,8 @@ export interface RegisterOptions {
 export const messageOf: (value: unknown) => string = LlmError.messageOf
 
 const toFailure = (point: string) => (cause: Cause.Cause<unknown>): Effect.Effect<never, HookFailure> => {
-  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-  const failure = Cause.failureOption(cause)
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const failure = Cause.findErrorOption(cause)
   const value = failure._tag === "Some" ? failure.value : Cause.squash(cause)
   if (value instanceof HookFailure) return Effect.fail(value)
   return Effect.fail(new HookFailure({ point, message: messageOf(value), cause: value }))
@@ -170,15 +170,15 @@ export const waterfall = <I, O>(name: string): Effect.Effect<Waterfall<I, O>> =>
         const at = (i: number, current: I): Effect.Effect<O, HookFailure> => {
           const listener = listeners[i]
           if (listener === undefined) {
-            return Effect.catchAll(terminal(current), (error) => {
+            return Effect.catch(terminal(current), (error) => {
               terminalError = { error }
               return Effect.fail(new HookFailure({ point: name, message: messageOf(error), cause: error }))
             })
           }
           return Effect.suspend(() => listener(current, (next) => at(i + 1, next === undefined ? current : next)))
-            .pipe(Effect.catchAllCause(toFailure(name)))
+            .pipe(Effect.catchCause(toFailure(name)))
         }
-        return Effect.catchAll(at(0, input), (failure): Effect.Effect<never, HookFailure | E> =>
+        return Effect.catch(at(0, input), (failure): Effect.Effect<never, HookFailure | E> =>
           terminalError !== undefined && failure.cause === terminalError.error
             ? Effect.fail(terminalError.error)
             : Effect.fail(failure))
@@ -226,7 +226,7 @@ export const serial = <I>(name: string): Effect.Effect<Serial<I>> =>
     active: registry.active,
     run: (agentId, input) =>
       runEach(registry, name, agentId, (listener) =>
-        Effect.suspend(() => listener(input)).pipe(Effect.catchAllCause(toFailure(name))))
+        Effect.suspend(() => listener(input)).pipe(Effect.catchCause(toFailure(name))))
   }))
 
 /**
@@ -261,8 +261,8 @@ export const notify = <I>(name: string): Effect.Effect<Notify<I>> =>
     run: (agentId, input) =>
       runEach(registry, name, agentId, (listener) =>
         Effect.suspend(() => listener(input)).pipe(
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
               ? Effect.failCause(cause as Cause.Cause<never>)
               : Effect.logWarning(`observer of ${name} failed (contained)`, cause)
           )

@@ -27,6 +27,7 @@
  *
  * @since 0.1.0
  */
+import * as Result from "effect/Result"
 import type * as BlockAssembler from "../Llm/BlockAssembler.js"
 import type { ContentBlock, ToolCallBlock } from "../Llm/ContentBlock.js"
 import * as Json from "../Llm/Json.js"
@@ -140,7 +141,8 @@ export const response = (assembled: BlockAssembler.Assembled): Response => ({
   finish: assembled.finish,
   usage: assembled.usage,
   replayState: assembled.replayState,
-  canonical: Json.canonical(assembled.blocks as unknown as Json.Json)
+  // assembled blocks are JSON by construction; were they not, "" never equals a canonical text (no replay state kept)
+  canonical: Result.match(Json.copyJson(assembled.blocks), { onFailure: () => "", onSuccess: Json.canonical })
 })
 
 /**
@@ -202,7 +204,7 @@ export const recordedContent = (r: Response, returned: ReadonlyArray<ContentBloc
  * @category rules
  */
 export const keepsReplayState = (r: Response, content: ReadonlyArray<ContentBlock>): boolean =>
-  r.replayState !== undefined && Json.isJson(content) && Json.canonical(content as unknown as Json.Json) === r.canonical
+  r.replayState !== undefined && Json.isJson(content) && Json.canonical(content) === r.canonical
 
 /**
  * The `assistant/message` payload for a recorded step (rules 3..5), given the content after

@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Json from "../Llm/Json.js"
 import type { Message } from "../Llm/Message.js"
@@ -41,26 +41,27 @@ const roles: ReadonlySet<string> = new Set(["system", "user", "assistant"])
  * @since 0.1.0
  * @category constructors
  */
-export const freeze = (prefix: ReadonlyArray<Message>): Either.Either<ReadonlyArray<Message>, SessionPrefixError> => {
-  const snap = Json.snapshot(prefix)
-  if (Either.isLeft(snap)) {
-    return Either.left(new SessionPrefixError({ code: "INVALID_PREFIX", message: `session prefix: ${snap.left.message}` }))
+export const freeze = (prefix: ReadonlyArray<Message>): Result.Result<ReadonlyArray<Message>, SessionPrefixError> => {
+  const snap = Json.snapshotOf(prefix)
+  if (Result.isFailure(snap)) {
+    return Result.fail(new SessionPrefixError({ code: "INVALID_PREFIX", message: `session prefix: ${snap.failure.message}` }))
   }
-  const value = snap.right
+  // what a listener returned is checked as the JSON it is, whatever its declared type
+  const value: unknown = snap.success
   if (!Array.isArray(value)) {
-    return Either.left(new SessionPrefixError({ code: "INVALID_PREFIX", message: "session prefix must be a list of messages" }))
+    return Result.fail(new SessionPrefixError({ code: "INVALID_PREFIX", message: "session prefix must be a list of messages" }))
   }
   for (const m of value as ReadonlyArray<Json.Json>) {
     const ok = typeof m === "object" && m !== null && !Array.isArray(m) &&
       typeof (m as Json.JsonObject)["role"] === "string" && roles.has((m as Json.JsonObject)["role"] as string) &&
       Array.isArray((m as Json.JsonObject)["content"])
     if (!ok) {
-      return Either.left(
+      return Result.fail(
         new SessionPrefixError({ code: "INVALID_PREFIX", message: "session prefix entries must be {role, content} messages" })
       )
     }
   }
-  return Either.right(value as unknown as ReadonlyArray<Message>)
+  return Result.succeed(snap.success)
 }
 
 const seed: ReadonlyArray<Message> = Object.freeze([])
@@ -78,5 +79,5 @@ export const compose = Effect.fn("SessionPrefix.compose")((
 ): Effect.Effect<ReadonlyArray<Message>, HookFailure | SessionPrefixError> =>
   Effect.flatMap(
     hooks.sessionPrefix.run(agent.id, { agent, prefix: seed, signal }, (input) => Effect.succeed(input.prefix)),
-    (prefix) => freeze(prefix)
+    (prefix) => Effect.fromResult(freeze(prefix))
   ))

@@ -44,12 +44,11 @@
  *
  * @since 0.1.0
  */
-import * as Chunk from "effect/Chunk"
+import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import * as Stream from "effect/Stream"
 import * as BlockAssembler from "../Llm/BlockAssembler.js"
 import * as Json from "../Llm/Json.js"
 import type { JsonError } from "../Llm/Json.js"
@@ -189,7 +188,7 @@ const recover = (
         { agent: rt.agent, turn: ctx.turn, step, error: failure, attempt: ctx.retryAttempt, signal },
         () => Effect.succeed(Hooks.RequestErrorDecision.Fail())
       ).pipe(
-        Effect.catchAll((hookFailure) =>
+        Effect.catch((hookFailure) =>
           Effect.as(
             Effect.logWarning(`request-error listener failed; treated as "fail" (L-20)`, hookFailure),
             Hooks.RequestErrorDecision.Fail()
@@ -312,7 +311,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     )
     const missing = missingRoute(chosen)
     if (missing !== undefined) return yield* Effect.fail(new TurnFailure({ step, message: missing }))
-    const config = (yield* Json.snapshot(chosen)) as unknown as LlmCallConfig
+    const config = yield* Effect.fromResult(Json.snapshotOf(chosen))
     // 9. header and request
     const header = RequestHeader.canonicalize({
       config,
@@ -343,26 +342,25 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     // `OUTPUT_LIMIT` finish, and `false` stops the stream (its HTTP request is interrupted)
     const limit = rt.options.maxOutputBytes
     let streamed = 0
-    const logBatch = (chunks: Chunk.Chunk<StreamChunk>): Effect.Effect<boolean, SessionError> => {
-      if (chunks.length === 0) return Effect.succeed(true)
-      const all = Chunk.toReadonlyArray(chunks)
+    const logBatch = (all: ReadonlyArray<StreamChunk>): Effect.Effect<boolean, SessionError> => {
+      if (all.length === 0) return Effect.succeed(true)
       const fit = OutputLimit.fit(all, streamed, limit)
       streamed = fit.streamed
       const logged = fit.cut ? [...all.slice(0, fit.kept), OutputLimit.finish(limit)] : all
       return Effect.flatMap(rt.session.appendChunks(turn, step, logged), (events) => {
         if (firstChunkAt === undefined) firstChunkAt = performance.now()
         for (let e = 0; e < events.length; e++) seqs.push((events[e] as SessionEvent).seq)
-        builder.addAll(fit.cut ? Chunk.unsafeFromArray(logged) : chunks)
+        builder.addAll(logged)
         if (fit.cut) return Effect.succeed(false)
         return Fairness.due() ? Effect.as(Fairness.yieldNow, true) : Effect.succeed(true)
       })
     }
     const consumed = yield* Spans.chat(request, ctx, () => firstChunkAt, StepSignal.interruptible(
       signal,
-      Effect.either(
-        Effect.zipRight(
-          Stream.runForEachWhile(Stream.chunks(rt.llm.stream(request)), logBatch),
-          Effect.suspend(() => BlockAssembler.assemble(builder.snapshot()))
+      Effect.result(
+        Effect.andThen(
+          Channel.runForEachWhile(rt.llm.stream(request).channel, logBatch),
+          Effect.suspend(() => Effect.fromResult(BlockAssembler.assemble(builder.snapshot())))
         )
       )
     ), Usage.chatOptions(rt, request, ctx))
@@ -370,49 +368,49 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
       yield* closeStep(rt, ctx)
       return yield* endAborted(rt, signal)
     }
-    const result: Either.Either<BlockAssembler.Assembled, RequestFailed> = yield* Either.match(consumed.value, {
-      onLeft: (error) =>
+    const result: Result.Result<BlockAssembler.Assembled, RequestFailed> = yield* Result.match(consumed.value, {
+      onFailure: (error) =>
         (error._tag === "ProviderError" || error._tag === "RegistryError") && Llm.isModelRequestFailure(error)
-          ? Effect.succeed(Either.left<RequestFailed>({
+          ? Effect.succeed(Result.fail<RequestFailed>({
             _tag: "RequestFailed",
             failure: { message: error.message, code: error.code, cause: error }
           }))
           : Effect.fail(error),
-      onRight: (response) => {
+      onSuccess: (response) => {
         // L-20: an in-band error or aborted finish goes to recovery (the recording rule)
         const failed = Recording.requestFailure(response.finish)
         return Effect.succeed(
           failed === undefined
-            ? Either.right<BlockAssembler.Assembled>(response)
-            : Either.left<RequestFailed>({ _tag: "RequestFailed", failure: { ...failed, cause: response.finish } })
+            ? Result.succeed<BlockAssembler.Assembled>(response)
+            : Result.fail<RequestFailed>({ _tag: "RequestFailed", failure: { ...failed, cause: response.finish } })
         )
       }
     })
-    if (Either.isLeft(result)) return yield* recover(rt, ctx, signal, result.left.failure)
-    const response = result.right
+    if (Result.isFailure(result)) return yield* recover(rt, ctx, signal, result.failure.failure)
+    const response = result.success
     ctx.retryAttempt = 0
     ctx.overflowCompacted = false
     // 11 / 12. step-result and recording: the rule is `Recording`, shared with `sessions replay`
     const recording = Recording.response(response)
-    const offered = yield* Json.copyJson({ role: "assistant", content: Recording.offered(recording) })
+    const offered = yield* Effect.fromResult(Json.copyOf<Message>({ role: "assistant", content: Recording.offered(recording) }))
     const route = { provider: config.provider, model: config.model }
-    const rewritten = yield* Effect.either(rt.hooks.stepResult.run(
+    const rewritten = yield* Effect.result(rt.hooks.stepResult.run(
       agent.id,
-      { agent, turn, step, message: offered as unknown as Message },
+      { agent, turn, step, message: offered },
       (input) => Effect.succeed(input.message)
     ))
-    if (Either.isLeft(rewritten)) {
+    if (Result.isFailure(rewritten)) {
       yield* rt.session.append({
         type: "assistant/message",
         data: Usage.priced(rt, route, Recording.anchor({ turn, step, response: recording, route })),
         surfaceOp: "append",
         sourceEventSeqs: seqs
       })
-      return yield* Effect.fail(rewritten.left)
+      return yield* Effect.fail(rewritten.failure)
     }
     const recorded = yield* rt.session.append({
       type: "assistant/message",
-      data: Usage.priced(rt, route, Recording.message({ turn, step, response: recording, returned: rewritten.right.content, route })),
+      data: Usage.priced(rt, route, Recording.message({ turn, step, response: recording, returned: rewritten.success.content, route })),
       surfaceOp: "append",
       sourceEventSeqs: seqs
     })
@@ -466,10 +464,10 @@ const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect
         reason === undefined
           ? Effect.succeed(true)
           : Effect.flatMap(
-            Json.snapshot({ content: reason.content, source: reason.source }),
+            Effect.fromResult(Json.snapshotOf<Inbox.Entry>({ content: reason.content, source: reason.source })),
             (entry) =>
               Effect.as(
-                Ref.update(rt.state, (s) => ({ ...s, inbox: Inbox.steer(s.inbox, entry as unknown as Inbox.Entry) })),
+                Ref.update(rt.state, (s) => ({ ...s, inbox: Inbox.steer(s.inbox, entry) })),
                 true
               )
           ),
@@ -503,7 +501,7 @@ const continuation = (rt: Runtime, ctx: TurnContext, continues: boolean): Effect
 export const runSteps = (rt: Runtime, ctx: TurnContext): Effect.Effect<TurnEndReason, TurnFailure> =>
   Effect.gen(function*() {
     for (;;) {
-      const outcome = yield* runStep(rt, ctx).pipe(Effect.catchAllCause((cause) => toTurnFailure(ctx.step)(cause)))
+      const outcome = yield* runStep(rt, ctx).pipe(Effect.catchCause((cause) => toTurnFailure(ctx.step)(cause)))
       if (outcome._tag === "End") return outcome.reason
     }
   })

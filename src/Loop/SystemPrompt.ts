@@ -28,7 +28,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -47,7 +47,7 @@ import * as AgentScoped from "./internal/AgentScoped.js"
  * @category errors
  */
 export class SystemPromptError extends Schema.TaggedError<SystemPromptError>()("SystemPromptError", {
-  code: Schema.Literal(
+  code: Schema.Literals([
     "MISSING_VARIABLE",
     "UNKNOWN_VARIABLE",
     "MALFORMED_TEMPLATE",
@@ -59,7 +59,7 @@ export class SystemPromptError extends Schema.TaggedError<SystemPromptError>()("
     "INVALID_TOOL_ORDER",
     "UNKNOWN_TOOL_IN_ORDER",
     "RESERVED_TOOL_NAME"
-  ),
+  ]),
   message: Schema.String
 }) {}
 
@@ -128,7 +128,7 @@ const variableName = /^[a-z][a-z0-9_]*$/
  */
 export type Lookup = { readonly value: string | undefined } | { readonly failed: string }
 
-const fail = (code: SystemPromptError["code"], message: string) => Either.left(new SystemPromptError({ code, message }))
+const fail = (code: SystemPromptError["code"], message: string) => Result.fail(new SystemPromptError({ code, message }))
 
 /**
  * Strict interpolation (L-33). `lookup(name)` returns `undefined` for an unregistered name and
@@ -140,14 +140,14 @@ const fail = (code: SystemPromptError["code"], message: string) => Either.left(n
 export const interpolate = (
   template: string,
   lookup: (name: string) => Lookup | undefined
-): Either.Either<string, SystemPromptError> => {
+): Result.Result<string, SystemPromptError> => {
   let out = ""
   let at = 0
   for (;;) {
     const open = template.indexOf("{{", at)
-    if (open === -1) return Either.right(out + template.slice(at))
+    if (open === -1) return Result.succeed(out + template.slice(at))
     const close = template.indexOf("}}", open + 2)
-    if (close === -1) return Either.right(out + template.slice(at))
+    if (close === -1) return Result.succeed(out + template.slice(at))
     const name = template.slice(open + 2, close)
     if (!variableName.test(name)) {
       return fail(
@@ -172,7 +172,7 @@ export const interpolate = (
  * @since 0.1.0
  * @category validation
  */
-export const validateToolOrder = (toolOrder: ReadonlyArray<string>): Either.Either<void, SystemPromptError> => {
+export const validateToolOrder = (toolOrder: ReadonlyArray<string>): Result.Result<void, SystemPromptError> => {
   const markers = toolOrder.filter((n) => n === rest).length
   if (markers !== 1) {
     return fail("INVALID_TOOL_ORDER", `toolOrder must contain exactly one rest marker "${rest}" (found ${markers})`)
@@ -182,7 +182,7 @@ export const validateToolOrder = (toolOrder: ReadonlyArray<string>): Either.Eith
     if (seen.has(name)) return fail("INVALID_TOOL_ORDER", `toolOrder lists "${name}" twice`)
     seen.add(name)
   }
-  return Either.void
+  return Result.void
 }
 
 const byName = (a: ToolSchema, b: ToolSchema): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
@@ -196,13 +196,13 @@ const byName = (a: ToolSchema, b: ToolSchema): number => (a.name < b.name ? -1 :
 export const orderTools = (
   tools: ReadonlyArray<ToolSchema>,
   toolOrder?: ReadonlyArray<string>
-): Either.Either<ReadonlyArray<ToolSchema>, SystemPromptError> => {
+): Result.Result<ReadonlyArray<ToolSchema>, SystemPromptError> => {
   for (const tool of tools) {
     if (tool.name === rest) return fail("RESERVED_TOOL_NAME", `a tool may not be named "${rest}" (the toolOrder rest marker)`)
   }
-  if (toolOrder === undefined) return Either.right([...tools].sort(byName))
+  if (toolOrder === undefined) return Result.succeed([...tools].sort(byName))
   const valid = validateToolOrder(toolOrder)
-  if (Either.isLeft(valid)) return Either.left(valid.left)
+  if (Result.isFailure(valid)) return Result.fail(valid.failure)
   const byKey = new Map(tools.map((t) => [t.name, t]))
   for (const name of toolOrder) {
     if (name !== rest && !byKey.has(name)) {
@@ -216,7 +216,7 @@ export const orderTools = (
     if (name === rest) out.push(...others)
     else out.push(byKey.get(name) as ToolSchema)
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /**
@@ -230,7 +230,7 @@ export const render = (
   sections: ReadonlyArray<Section>,
   ctx: PromptContext,
   lookup: (name: string) => Lookup | undefined
-): Either.Either<string | undefined, SystemPromptError> => {
+): Result.Result<string | undefined, SystemPromptError> => {
   const parts: Array<string> = []
   for (const section of sections) {
     let template: string
@@ -244,10 +244,10 @@ export const render = (
       }
     }
     const text = interpolate(template, lookup)
-    if (Either.isLeft(text)) return Either.left(text.left)
-    if (text.right !== "") parts.push(text.right)
+    if (Result.isFailure(text)) return Result.fail(text.failure)
+    if (text.success !== "") parts.push(text.success)
   }
-  return Either.right(parts.length === 0 ? undefined : parts.join("\n\n"))
+  return Result.succeed(parts.length === 0 ? undefined : parts.join("\n\n"))
 }
 
 /**
@@ -330,7 +330,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class SystemPrompt extends Context.Tag("effect-harness/Loop/SystemPrompt")<SystemPrompt, Service>() {}
+export class SystemPrompt extends Context.Service<SystemPrompt, Service>()("effect-harness/Loop/SystemPrompt") {}
 
 interface Named<A> {
   readonly name: string
@@ -438,8 +438,8 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
           return { failed: Interception.messageOf(e) }
         }
       }
-      const system = yield* render(finalSections, input.context, lookup)
-      const tools = yield* orderTools(input.tools, input.toolOrder)
+      const system = yield* Effect.fromResult(render(finalSections, input.context, lookup))
+      const tools = yield* Effect.fromResult(orderTools(input.tools, input.toolOrder))
       return { system, tools }
     })
 
@@ -454,23 +454,26 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
 
 /**
  * The service with the harness {@link identity} section registered globally.
+ * Built afresh on every `provide` (`Layer.fresh`): Effect 4 reuses a layer an enclosing `provide` already
+ * built, and two agent worlds must never share sections or variables.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<SystemPrompt> = Layer.scoped(
+export const layer: Layer.Layer<SystemPrompt> = Layer.fresh(Layer.effect(
   SystemPrompt,
   Effect.gen(function*() {
     const service = yield* make
     yield* Effect.orDie(service.registerSection(identity))
     return service
   })
-)
+))
 
 /**
- * The service with no sections at all (tests, embedders that bring their own identity).
+ * The service with no sections at all (tests, embedders that bring their own identity). Built afresh on every
+ * `provide`, as {@link layer}.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerEmpty: Layer.Layer<SystemPrompt> = Layer.effect(SystemPrompt, make)
+export const layerEmpty: Layer.Layer<SystemPrompt> = Layer.fresh(Layer.effect(SystemPrompt, make))

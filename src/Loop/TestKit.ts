@@ -8,7 +8,7 @@
  * import * as Scripted from "effect-harness/Adapter/Scripted"
  * import * as TestKit from "effect-harness/Loop/TestKit"
  *
- * it.scoped("echoes", () =>
+ * it.effect("echoes", () =>
  *   Effect.gen(function*() {
  *     const t = yield* TestKit.agent()
  *     yield* t.prompt("hi")
@@ -25,9 +25,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
+import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Result from "effect/Result"
 import * as Scripted from "../Adapter/Scripted.js"
 import type { ContentBlock } from "../Llm/ContentBlock.js"
 import * as ContentBlocks from "../Llm/ContentBlock.js"
@@ -86,7 +87,8 @@ export type Services =
   | SessionStore.SessionStore
 
 /**
- * The test layer.
+ * The test layer: one scripted world (adapter, hooks, system prompt, tool runtime, store, factory), built afresh
+ * on every `provide`, even inside another test layer's.
  *
  * @since 0.1.0
  * @category layers
@@ -111,7 +113,10 @@ export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly [],
       : SessionStore.layer.pipe(Layer.provide(options.persistence))
   )
   const scripted = Scripted.layerLlm(options.script, options.provider === undefined ? {} : { provider: options.provider })
-  return Layer.provideMerge(Layer.merge(Agent.layer, scripted), base)
+  // fresh: Effect 4 reuses a layer an enclosing `provide` already built (module-level layers such as `Hooks.layer`
+  // and `Agent.layer` are the same values in every call), so a test layer provided inside another would share its
+  // hooks, store and factory; each test layer is its own world
+  return Layer.fresh(Layer.provideMerge(Layer.merge(Agent.layer, scripted), base))
 }
 
 /**
@@ -188,7 +193,7 @@ const waitForEventTraced = Effect.fn("TestKit.waitForEvent")(function*(
     const found = logged.find(predicate)
     if (found !== undefined) return found
     for (;;) {
-      const event = yield* Queue.take(changes)
+      const event = yield* PubSub.take(changes)
       if (event.seq >= logged.length && predicate(event)) return event
     }
   }))
@@ -210,7 +215,7 @@ export class ReconstructionMismatch extends Schema.TaggedError<ReconstructionMis
 
 const canonicalRequest = (request: GenerateOptions): string => {
   const { sessionId: _routing, ...rest } = request
-  return Json.canonical(rest as unknown as Json.Json)
+  return Result.match(Json.copyJson(rest), { onFailure: (e) => `<not JSON: ${e.message}>`, onSuccess: Json.canonical })
 }
 
 /**
@@ -269,7 +274,7 @@ export const agent = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>
     return {
       agent: a,
       prompt: (content) =>
-        Effect.zipRight(
+        Effect.andThen(
           a.send(typeof content === "string" ? [ContentBlocks.text(content)] : content),
           a.whenIdle
         ),

@@ -29,11 +29,11 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as JSONSchema from "effect/JSONSchema"
+import * as Result from "effect/Result"
 import * as AST from "effect/SchemaAST"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaParser from "effect/SchemaParser"
 import type { CallId, ContentBlock } from "../Llm/ContentBlock.js"
 import * as Json from "../Llm/Json.js"
 import type { ToolSchema } from "../Llm/Message.js"
@@ -219,21 +219,21 @@ const assertTimeout = (name: string, timeoutMs: number | undefined): void => {
 
 const freezeSchema = (name: string, parameters: unknown): Json.JsonObject => {
   const snap = Json.snapshot(parameters)
-  if (Either.isLeft(snap)) throw new TypeError(`Tool "${name}": parameters are not lossless JSON (${snap.left.message})`)
-  const value = snap.right
+  if (Result.isFailure(snap)) throw new TypeError(`Tool "${name}": parameters are not lossless JSON (${snap.failure.message})`)
+  const value = snap.success
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new TypeError(`Tool "${name}": parameters must be a JSON object`)
   }
   return value as Json.JsonObject
 }
 
-const soft = <A, B>(decode: (args: unknown) => Either.Either<A, unknown>, f: ((a: A) => B) | undefined, fallback: B) =>
+const soft = <A, B>(decode: (args: unknown) => Result.Result<A, unknown>, f: ((a: A) => B) | undefined, fallback: B) =>
   f === undefined
     ? undefined
     : (args: unknown): B => {
       try {
         const decoded = decode(args)
-        return Either.isRight(decoded) ? f(decoded.right) : fallback
+        return Result.isSuccess(decoded) ? f(decoded.success) : fallback
       } catch {
         return fallback
       }
@@ -244,7 +244,7 @@ const build = <A, E, R>(
     readonly execute: (args: A, context: ToolRunContext) => Effect.Effect<ToolOutput, E, R>
   },
   parameters: Json.JsonObject,
-  decode: (args: unknown) => Either.Either<A, ToolArgsError>
+  decode: (args: unknown) => Result.Result<A, ToolArgsError>
 ): Tool<R> => {
   const tool: {
     -readonly [K in keyof Tool<R>]: Tool<R>[K]
@@ -256,7 +256,7 @@ const build = <A, E, R>(
     execute: (args, context) =>
       Effect.suspend((): Effect.Effect<ToolOutput, E | ToolArgsError, R> => {
         const decoded = decode(args)
-        return Either.isLeft(decoded) ? Effect.fail(decoded.left) : options.execute(decoded.right, context)
+        return Result.isFailure(decoded) ? Effect.fail(decoded.failure) : options.execute(decoded.success, context)
       })
   }
   if (options.timeoutMs !== undefined) tool.timeoutMs = options.timeoutMs
@@ -269,7 +269,7 @@ const build = <A, E, R>(
     tool.presentResult = (args, result) => {
       try {
         const decoded = decode(args)
-        return Either.isRight(decoded) ? presentResult(decoded.right, result) : undefined
+        return Result.isSuccess(decoded) ? presentResult(decoded.success, result) : undefined
       } catch {
         return undefined
       }
@@ -297,7 +297,7 @@ const formatPath = (path: ReadonlyArray<PropertyKey>): string => {
 
 const literalsOf = (ast: AST.AST): ReadonlyArray<AST.LiteralValue> | undefined => {
   if (AST.isLiteral(ast)) return [ast.literal]
-  if (AST.isEnums(ast)) return ast.enums.map(([, v]) => v)
+  if (AST.isEnum(ast)) return ast.enums.map(([, v]) => v)
   if (AST.isUnion(ast)) {
     const out: Array<AST.LiteralValue> = []
     for (const member of ast.types) {
@@ -313,20 +313,21 @@ const literalsOf = (ast: AST.AST): ReadonlyArray<AST.LiteralValue> | undefined =
 const renderLiterals = (lits: ReadonlyArray<AST.LiteralValue>): string =>
   `one of [${lits.map((l) => (typeof l === "bigint" ? `${l}n` : JSON.stringify(l))).join(",")}]`
 
+/** What a schema node expects, in T-10 words (a node's checks, e.g. `Int`, do not change its base type). */
 const expected = (ast: AST.AST): string | undefined => {
   switch (ast._tag) {
-    case "StringKeyword":
+    case "String":
       return "a string"
-    case "NumberKeyword":
+    case "Number":
       return "a number"
-    case "BooleanKeyword":
+    case "Boolean":
       return "a boolean"
-    case "TypeLiteral":
+    case "Objects":
       return "an object"
-    case "TupleType":
+    case "Arrays":
       return ast.elements.length === 0 ? "an array" : "a tuple"
     case "Literal":
-    case "Enums":
+    case "Enum":
       return renderLiterals(literalsOf(ast) ?? [])
     case "Union": {
       const lits = literalsOf(ast)
@@ -335,80 +336,81 @@ const expected = (ast: AST.AST): string | undefined => {
       return parts.every((p) => p !== undefined) ? parts.join(" or ") : undefined
     }
     case "Suspend":
-      return expected(ast.f())
-    case "Transformation":
-      return expected(ast.from)
-    case "Refinement":
-      return expected(ast.from)
+      return expected(ast.thunk())
     default:
       return undefined
   }
 }
 
-const collect = (issue: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey>, out: Array<string>): void => {
+/** The input value at `path` (`undefined` when any step is missing). */
+const valueAt = (root: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
+  let value = root
+  for (const key of path) {
+    if (typeof value !== "object" || value === null) return undefined
+    value = (value as Record<PropertyKey, unknown>)[key]
+  }
+  return value
+}
+
+const formatIssue = SchemaIssue.makeFormatterDefault()
+
+const invalid = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): string =>
+  `"${formatPath(path)}" is invalid: ${formatIssue(issue)}`
+
+const collect = (
+  issue: SchemaIssue.Issue,
+  root: unknown,
+  path: ReadonlyArray<PropertyKey>,
+  out: Array<string>
+): void => {
   switch (issue._tag) {
-    case "Pointer": {
-      const next = Array.isArray(issue.path) ? [...path, ...issue.path] : [...path, issue.path as PropertyKey]
-      collect(issue.issue, next, out)
-      return
-    }
+    case "Pointer":
+      return collect(issue.issue, root, [...path, ...issue.path], out)
     case "Composite": {
-      if (AST.isUnion(issue.ast)) {
-        const e = expected(issue.ast)
-        if (e !== undefined) {
-          out.push(`"${formatPath(path)}" must be ${e}`)
-          return
-        }
-      }
-      const issues: ReadonlyArray<ParseResult.ParseIssue> = Array.isArray(issue.issues)
-        ? issue.issues
-        : [issue.issues as ParseResult.ParseIssue]
-      for (const i of issues) collect(i, path, out)
+      for (const i of issue.issues) collect(i, root, path, out)
       return
     }
-    case "Missing":
+    case "AnyOf": {
+      const e = expected(issue.ast)
+      if (e !== undefined || issue.issues.length === 0) {
+        out.push(e !== undefined ? `"${formatPath(path)}" must be ${e}` : invalid(issue, path))
+        return
+      }
+      for (const i of issue.issues) collect(i, root, path, out)
+      return
+    }
+    case "MissingKey":
       out.push(`missing required property "${formatPath(path)}"`)
       return
-    case "Type": {
-      if (issue.actual === undefined && path.length > 0 && typeof path[path.length - 1] === "string") {
+    case "InvalidType": {
+      if (valueAt(root, path) === undefined && path.length > 0 && typeof path[path.length - 1] === "string") {
         out.push(`missing required property "${formatPath(path)}"`)
         return
       }
-      const e = issue.message === undefined ? expected(issue.ast) : undefined
-      out.push(
-        e !== undefined
-          ? `"${formatPath(path)}" must be ${e}`
-          : `"${formatPath(path)}" is invalid: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`
-      )
+      const e = issue.ast.annotations?.["message"] === undefined ? expected(issue.ast) : undefined
+      out.push(e !== undefined ? `"${formatPath(path)}" must be ${e}` : invalid(issue, path))
       return
     }
-    case "Refinement":
-      if (issue.kind === "From") collect(issue.issue, path, out)
-      else out.push(`"${formatPath(path)}" is invalid: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`)
-      return
-    case "Transformation":
-      if (issue.kind === "Transformation") {
-        out.push(`"${formatPath(path)}" is invalid: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`)
-      } else {
-        collect(issue.issue, path, out)
-      }
-      return
-    case "Unexpected":
+    case "Filter":
+    case "Encoding":
+    case "InvalidValue":
+    case "OneOf":
+    case "UnexpectedKey":
     case "Forbidden":
-      out.push(`"${formatPath(path)}" is invalid: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`)
+      out.push(invalid(issue, path))
       return
   }
 }
 
 /**
- * Renders a Schema parse issue as T-10 violations (declaration order).
+ * Renders a Schema issue of decoding `input` as T-10 violations (declaration order).
  *
  * @since 0.1.0
  * @category utils
  */
-export const violationsOf = (issue: ParseResult.ParseIssue): ReadonlyArray<string> => {
+export const violationsOf = (issue: SchemaIssue.Issue, input: unknown): ReadonlyArray<string> => {
   const out: Array<string> = []
-  collect(issue, [], out)
+  collect(issue, input, [], out)
   return out
 }
 
@@ -434,20 +436,23 @@ const inlineRefs = (node: unknown, defs: Readonly<Record<string, unknown>>, stac
 class RecursiveSchema {}
 
 /**
- * The model-facing JSON Schema of a Schema (inlined; `$schema` removed).
+ * The model-facing JSON Schema of a Schema (inlined; `$schema` removed), as Effect 4 renders it
+ * (`Schema.toJsonSchemaDocument`: e.g. `Schema.Number` also lists the strings `"NaN"`, `"Infinity"`, `"-Infinity"`
+ * of its JSON encoding, which {@link make}'s decoding does not accept; `Schema.Finite` renders a plain number).
  *
  * @since 0.1.0
  * @category utils
  */
-export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I, never>): Json.JsonObject => {
-  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
-  const root = JSONSchema.fromAST(schema.ast, { definitions, topLevelReferenceStrategy: "skip" })
+export const jsonSchemaOf = (schema: Schema.Top): Json.JsonObject => {
+  // `additionalProperties: false` on objects, as Effect 3 rendered them (decoding still ignores extra keys)
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  const definitions: Readonly<Record<string, unknown>> = document.definitions
   let out: unknown
   try {
-    out = inlineRefs(root, definitions, [])
+    out = inlineRefs(document.schema, definitions, [])
   } catch (e) {
     if (!(e instanceof RecursiveSchema)) throw e
-    out = { ...(root as unknown as JsonNode), $defs: definitions }
+    out = { ...(document.schema as JsonNode), $defs: definitions }
   }
   if (isPlainObject(out) && "$schema" in out) {
     const { $schema: _ignored, ...rest } = out
@@ -463,7 +468,7 @@ export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I, never>): Json.Jso
  * @category models
  */
 export interface MakeOptions<A, I, E, R> extends CommonOptions<A> {
-  readonly parameters: Schema.Schema<A, I, never>
+  readonly parameters: Schema.Codec<A, I>
   readonly execute: (args: A, context: ToolRunContext) => Effect.Effect<ToolOutput, E, R>
 }
 
@@ -488,10 +493,10 @@ export const make = <A, I, E = never, R = never>(options: MakeOptions<A, I, E, R
   assertName(options.name, options.description)
   assertTimeout(options.name, options.timeoutMs)
   const parameters = jsonSchemaOf(options.parameters)
-  const decodeEither = Schema.decodeUnknownEither(options.parameters, { errors: "all", onExcessProperty: "ignore" })
-  const decode = (args: unknown): Either.Either<A, ToolArgsError> => {
-    if (!isPlainObject(args)) return Either.left(argsError([topLevelViolation]))
-    return Either.mapLeft(decodeEither(args), (e) => argsError(violationsOf(e.issue)))
+  const decodeArgs = SchemaParser.decodeUnknownResult(options.parameters, { errors: "all", onExcessProperty: "ignore" })
+  const decode = (args: unknown): Result.Result<A, ToolArgsError> => {
+    if (!isPlainObject(args)) return Result.fail(argsError([topLevelViolation]))
+    return Result.mapError(decodeArgs(args), (issue) => argsError(violationsOf(issue, args)))
   }
   return build(options, parameters, decode)
 }
@@ -686,9 +691,9 @@ export const fromProperties = <const Ps extends Properties, E = never, R = never
   assertTimeout(options.name, options.timeoutMs)
   const properties = options.properties
   const parameters = propertiesSchema(properties)
-  const decode = (args: unknown): Either.Either<ArgsOf<Ps>, ToolArgsError> => {
+  const decode = (args: unknown): Result.Result<ArgsOf<Ps>, ToolArgsError> => {
     const violations = validateProperties(properties, args)
-    return violations.length === 0 ? Either.right(args as ArgsOf<Ps>) : Either.left(argsError(violations))
+    return violations.length === 0 ? Result.succeed(args as ArgsOf<Ps>) : Result.fail(argsError(violations))
   }
   return build(options, parameters, decode)
 }
@@ -717,7 +722,7 @@ export const raw = <E = never, R = never>(options: RawOptions<E, R>): Tool<R> =>
   assertName(options.name, options.description)
   assertTimeout(options.name, options.timeoutMs)
   const parameters = freezeSchema(options.name, options.parameters)
-  return build(options, parameters, Either.right)
+  return build(options, parameters, Result.succeed)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -746,7 +751,7 @@ export const toSchema = (tool: Any): ToolSchema => {
   return {
     name: tool.name,
     description: tool.description,
-    parameters: (Either.isRight(copy) ? copy.right : {}) as Json.JsonObject
+    parameters: (Result.isSuccess(copy) ? copy.success : {}) as Json.JsonObject
   }
 }
 

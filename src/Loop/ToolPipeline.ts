@@ -40,7 +40,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -156,8 +156,8 @@ export const codedError = (value: unknown): Tool.ToolResultError | undefined => 
  * @category results
  */
 export const failureResult = (cause: Cause.Cause<unknown>): Tool.ToolExecutionResult => {
-  if (Cause.isInterruptedOnly(cause)) return errorResult("tool call was interrupted")
-  const failure = Cause.failureOption(cause)
+  if (Cause.hasInterruptsOnly(cause)) return errorResult("tool call was interrupted")
+  const failure = Cause.findErrorOption(cause)
   let value: unknown = Option.isSome(failure) ? failure.value : Cause.squash(cause)
   const message = messageOf(value)
   if (value instanceof HookFailure && value.cause !== undefined) value = value.cause
@@ -167,8 +167,8 @@ export const failureResult = (cause: Cause.Cause<unknown>): Tool.ToolExecutionRe
 const denialResult = (reason: string): Tool.ToolExecutionResult => errorResult(reason)
 
 const causeMessage = (cause: Cause.Cause<unknown>): string => {
-  if (Cause.isInterruptedOnly(cause)) return "interrupted"
-  const failure = Cause.failureOption(cause)
+  if (Cause.hasInterruptsOnly(cause)) return "interrupted"
+  const failure = Cause.findErrorOption(cause)
   return messageOf(Option.isSome(failure) ? failure.value : Cause.squash(cause))
 }
 
@@ -211,7 +211,7 @@ export interface Call {
   /** set when the arguments were not lossless JSON (`info.arguments` is then the raw text) */
   readonly argumentsError: Option.Option<Json.JsonError>
   /** contexts deferred by the body, in call order (T-9) */
-  readonly deferred: Ref.Ref<ReadonlyArray<Either.Either<HookContext, Json.JsonError>>>
+  readonly deferred: Ref.Ref<ReadonlyArray<Result.Result<HookContext, Json.JsonError>>>
 }
 
 /**
@@ -257,20 +257,20 @@ export interface StartInput {
  * @category constructors
  */
 export const start = (input: StartInput): Effect.Effect<Call> =>
-  Effect.map(Ref.make<ReadonlyArray<Either.Either<HookContext, Json.JsonError>>>([]), (deferred) => {
+  Effect.map(Ref.make<ReadonlyArray<Result.Result<HookContext, Json.JsonError>>>([]), (deferred) => {
     const snap = Json.snapshot(input.arguments)
     return {
       info: {
         callId: input.call.id,
         name: input.call.name,
-        arguments: Either.isRight(snap) ? snap.right : input.call.arguments,
+        arguments: Result.isSuccess(snap) ? snap.success : input.call.arguments,
         agent: input.agent,
         turn: input.turn,
         step: input.step,
         signal: input.signal
       },
       tool: input.tool,
-      argumentsError: Either.isLeft(snap) ? Option.some(snap.left) : Option.none(),
+      argumentsError: Result.isFailure(snap) ? Option.some(snap.failure) : Option.none(),
       deferred
     }
   })
@@ -369,8 +369,8 @@ interface DeferredContexts {
 
 const readDeferred = (call: Call): Effect.Effect<DeferredContexts> =>
   Effect.map(Ref.get(call.deferred), (list) => ({
-    contexts: list.flatMap((e) => (Either.isRight(e) ? [e.right] : [])),
-    invalid: list.some(Either.isLeft)
+    contexts: list.flatMap((e) => (Result.isSuccess(e) ? [e.success] : [])),
+    invalid: list.some(Result.isFailure)
   }))
 
 const withContexts = (result: Tool.ToolExecutionResult, deferred: DeferredContexts): Tool.ToolExecutionResult => {
@@ -382,29 +382,24 @@ const withDeadline = <A, E>(
   upstream: StepSignal.StepSignal,
   ms: number,
   body: (signal: StepSignal.StepSignal) => Effect.Effect<Option.Option<A>, E>
-): Effect.Effect<Either.Either<Option.Option<A>, "timeout">, E> =>
+): Effect.Effect<Result.Result<Option.Option<A>, "timeout">, E> =>
   Effect.gen(function*() {
     const child = yield* StepSignal.make
-    const deadline = yield* Ref.make(false)
+    // the deadline fired when this very reason is the child's (first) abort reason: an abort resumes the body at
+    // once (Effect 4 resumes waiters synchronously), so a flag set after the abort would come too late
+    const timeout: StepSignal.AbortReason = { _tag: "Cancelled", reason: `timed out after ${ms}ms` }
     const watcher = Effect.raceFirst(
       Effect.flatMap(StepSignal.await_(upstream), (r) => StepSignal.abort(child, r)),
-      Effect.flatMap(
-        Effect.sleep(ms),
-        () =>
-          Effect.flatMap(
-            StepSignal.abort(child, { _tag: "Cancelled", reason: `timed out after ${ms}ms` }),
-            (fired) => Ref.set(deadline, fired)
-          )
-      )
+      Effect.flatMap(Effect.sleep(ms), () => StepSignal.abort(child, timeout))
     )
     return yield* Effect.acquireUseRelease(
       // forked from an uninterruptible acquire: the watcher must be interruptible itself
-      Effect.fork(Effect.interruptible(watcher)),
+      Effect.forkChild(Effect.interruptible(watcher)),
       () =>
         Effect.flatMap(body(child), (result) =>
-          Effect.map(Ref.get(deadline), (timedOut) =>
+          Effect.map(StepSignal.reason(child), (fired) =>
             // T-15: when THIS deadline fired the result is replaced, even if the body cooperated
-            timedOut ? Either.left("timeout" as const) : Either.right(result))),
+            Option.isSome(fired) && fired.value === timeout ? Result.fail("timeout" as const) : Result.succeed(result))),
       (fiber) => Fiber.interrupt(fiber)
     )
   })
@@ -421,15 +416,15 @@ const runBody = (call: Call, tool: Tool.Tool<never>, signal: StepSignal.StepSign
   const body = (s: StepSignal.StepSignal) =>
     StepSignal.interruptible(s, Effect.suspend(() => tool.execute(call.info.arguments, context(s))))
   const timed = tool.timeoutMs === undefined
-    ? Effect.map(body(signal), Either.right)
+    ? Effect.map(body(signal), Result.succeed)
     : withDeadline(signal, tool.timeoutMs, body)
   return Effect.exit(timed).pipe(
     Effect.flatMap((exit) => {
       if (Exit.isFailure(exit)) return Effect.succeed(failureResult(exit.cause))
       const value = exit.value
-      if (Either.isLeft(value)) return Effect.succeed(timeoutResult(tool.timeoutMs ?? 0))
-      if (Option.isNone(value.right)) return abortedNow(signal)
-      return Effect.succeed(normalize(value.right.value))
+      if (Result.isFailure(value)) return Effect.succeed(timeoutResult(tool.timeoutMs ?? 0))
+      if (Option.isNone(value.success)) return abortedNow(signal)
+      return Effect.succeed(normalize(value.success.value))
     })
   )
 }
@@ -474,17 +469,20 @@ const freezeShallow = (result: Tool.ToolExecutionResult): Tool.ToolExecutionResu
  * @category stages
  */
 export const materialize = (result: Tool.ToolExecutionResult): Tool.ToolExecutionResult => {
-  const plain: Record<string, unknown> = { content: result.content, isError: result.isError }
-  if (result.error !== undefined) plain["error"] = { name: result.error.name, code: result.error.code }
-  if (result.meta !== undefined) plain["meta"] = result.meta
+  const plain: { -readonly [K in keyof Tool.ToolExecutionResult]: Tool.ToolExecutionResult[K] } = {
+    content: result.content,
+    isError: result.isError
+  }
+  if (result.error !== undefined) plain.error = { name: result.error.name, code: result.error.code }
+  if (result.meta !== undefined) plain.meta = result.meta
   if (result.additionalContexts !== undefined && result.additionalContexts.length > 0) {
-    plain["additionalContexts"] = result.additionalContexts.map((c) =>
+    plain.additionalContexts = result.additionalContexts.map((c) =>
       c.meta === undefined ? { content: c.content, source: c.source } : { content: c.content, source: c.source, meta: c.meta }
     )
   }
-  const snap = Json.snapshot(plain)
-  if (Either.isLeft(snap)) return notJsonResult
-  const frozen = snap.right as unknown as Tool.ToolExecutionResult
+  const snap = Json.snapshotOf(plain)
+  if (Result.isFailure(snap)) return notJsonResult
+  const frozen = snap.success
   if (!isContentArray(frozen.content) || typeof frozen.isError !== "boolean") return notJsonResult
   for (const c of frozen.additionalContexts ?? []) {
     if (!isContentArray(c.content) || !isSource(c.source)) return notJsonResult

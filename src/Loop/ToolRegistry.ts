@@ -202,7 +202,7 @@ export const view = (options: ViewOptions): View => {
     return [...scoped, ...globals.filter((t) => !shadowed.has(t.name) && isAllowed(restrictions, t.name))]
   })
   return {
-    get: (name) => Effect.map(visible, (all) => Option.fromNullable(all.find((t) => t.name === name))),
+    get: (name) => Effect.map(visible, (all) => Option.fromNullishOr(all.find((t) => t.name === name))),
     tools: () => visible,
     schemas: () => Effect.map(visible, (all) => all.map(Tool.toSchema))
   }

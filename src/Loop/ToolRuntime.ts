@@ -59,7 +59,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class ToolRuntime extends Context.Tag("effect-harness/Loop/ToolRuntime")<ToolRuntime, Service>() {}
+export class ToolRuntime extends Context.Service<ToolRuntime, Service>()("effect-harness/Loop/ToolRuntime") {}
 
 /**
  * Options of {@link make} / {@link layer}.
@@ -98,7 +98,8 @@ export const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
         message: `maxParallelToolCalls must be a positive integer, got ${String(max)}`
       })
     }
-    const globals = yield* ToolRegistry.make(options.tools ?? ([] as unknown as Tools))
+    const noTools: ReadonlyArray<Tool.Tool<never>> = []
+    const globals = yield* ToolRegistry.make(options.tools ?? noTools)
     const hooks = yield* ToolHooks.make
     const approval = yield* Effect.serviceOption(Approval.Approval)
     return ToolRuntime.of({ globals, hooks, maxParallelToolCalls: max, approval })
@@ -106,6 +107,8 @@ export const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
 
 /**
  * The runtime as a layer.
+ * Built afresh on every `provide` (`Layer.fresh`): Effect 4 reuses a layer an enclosing `provide` already
+ * built, and two agent worlds must never share registered tools or tool points.
  *
  * @since 0.1.0
  * @category layers
@@ -113,7 +116,7 @@ export const make = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
 export const layer = <const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
   options: Options<Tools> = {}
 ): Layer.Layer<ToolRuntime, ToolConfigError | ToolRegistry.DuplicateToolError, Tool.Requirements<Tools[number]>> =>
-  Layer.effect(ToolRuntime, make(options))
+  Layer.fresh(Layer.effect(ToolRuntime, make(options)))
 
 /**
  * A runtime with no global tools, the default cap and no approval service (tests).

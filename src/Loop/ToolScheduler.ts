@@ -40,6 +40,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import type { ToolCallBlock } from "../Llm/ContentBlock.js"
 import type { Session } from "../Session/Session.js"
 import type { SessionError } from "../Session/SessionError.js"
@@ -61,7 +62,7 @@ import { ToolRuntime } from "./ToolRuntime.js"
  */
 export class ToolSchedulerError extends Schema.TaggedError<ToolSchedulerError>()("ToolSchedulerError", {
   message: Schema.String,
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  cause: Schema.optionalKey(Schema.Defect())
 }) {
   /** Stable code. */
   readonly code = "TOOL_SCHEDULER" as const
@@ -182,7 +183,7 @@ const core = (input: BatchInput, signal: StepSignal.StepSignal): Effect.Effect<v
         committed: yield* Deferred.make<void>()
       })
     }
-    const pool = yield* Effect.makeSemaphore(rt.maxParallelToolCalls)
+    const pool = yield* Semaphore.make(rt.maxParallelToolCalls)
 
     // the committer: model order; stops at the first call that never started
     const committer = Effect.gen(function*() {
@@ -201,7 +202,7 @@ const core = (input: BatchInput, signal: StepSignal.StepSignal): Effect.Effect<v
         yield* Deferred.succeed(slot.committed, undefined)
       }
     })
-    const committerFiber = yield* Effect.fork(committer)
+    const committerFiber = yield* Effect.forkChild(committer)
 
     const startSlot = (slot: Slot, tool: Option.Option<Tool.Tool<never>>) =>
       Effect.gen(function*() {
@@ -263,7 +264,7 @@ const core = (input: BatchInput, signal: StepSignal.StepSignal): Effect.Effect<v
       }
       const { call, prepared, stage } = yield* startSlot(slot, current).pipe(Effect.onError(() => pool.release(1)))
       lastStarted = slot
-      yield* Effect.fork(
+      yield* Effect.forkChild(
         ToolPipeline.dispatch(call, prepared).pipe(
           Effect.flatMap((s) => Deferred.succeed(stage, s)),
           Effect.ensuring(pool.release(1))
@@ -298,20 +299,20 @@ export const runBatch = (input: BatchInput): Effect.Effect<BatchOutcome, ToolSch
     Effect.gen(function*() {
       // the batch's own signal: the step signal, or an interruption of runBatch itself
       const signal = yield* StepSignal.make
-      const link = yield* Effect.fork(
+      const link = yield* Effect.forkChild(
         Effect.interruptible(Effect.flatMap(StepSignal.await_(input.signal), (r) => StepSignal.abort(signal, r)))
       )
       // a daemon: an interrupt signal sent to this fiber must not reach the core (children of a
       // fiber are interrupted with it); the core is always awaited below, so it never leaks
-      const fiber = yield* Effect.forkDaemon(Effect.interruptible(core(input, signal)))
+      const fiber = yield* Effect.forkDetach(Effect.interruptible(core(input, signal)))
       const exit = yield* restore(Fiber.await(fiber)).pipe(
         Effect.onInterrupt(() =>
-          Effect.zipRight(
+          Effect.andThen(
             Fiber.interrupt(link),
-            Effect.zipRight(
+            Effect.andThen(
             StepSignal.abort(signal, { _tag: "Cancelled", reason: "interrupted" }),
-            Effect.zipRight(Fiber.await(fiber), settleContexts(input).pipe(
-              Effect.catchAll((e) => Effect.logWarning("tool batch contexts could not be appended after interruption", e))
+            Effect.andThen(Fiber.await(fiber), settleContexts(input).pipe(
+              Effect.catch((e) => Effect.logWarning("tool batch contexts could not be appended after interruption", e))
             ))
           ))
         )

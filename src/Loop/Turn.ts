@@ -29,7 +29,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
@@ -59,41 +59,41 @@ const released = (rt: Runtime): Effect.Effect<void> =>
   Effect.flatMap(
     Ref.modify(rt.state, (s) => [s.pending, { ...s, phase: "none" as const, pending: [] }] as const),
     (pending) =>
-      Effect.zipRight(
+      Effect.andThen(
         Queue.offer(rt.wake, undefined),
         Effect.forEach(pending, (context) => inject(rt, context), { discard: true })
       )
   )
 
 const appendNow = (rt: Runtime, context: HookContext): Effect.Effect<void> =>
-  Effect.catchAll(Effect.asVoid(appendContext(rt.session, context)), (error) =>
+  Effect.catch(Effect.asVoid(appendContext(rt.session, context)), (error) =>
     Effect.flatMap(Ref.get(rt.state), (s) =>
       report(rt, { turn: s.lastTurn, step: 0, ...describe(error), cause: error })))
 
 const injectionTurn = (rt: Runtime, turn: number, context: HookContext): Effect.Effect<void> =>
   Effect.gen(function*() {
-    const started = yield* Effect.either(rt.session.append({
+    const started = yield* Effect.result(rt.session.append({
       type: "turn/start",
       data: { turn, trigger: { kind: "injection", source: context.source } }
     }))
-    if (Either.isLeft(started)) {
-      yield* report(rt, { turn, step: 0, ...describe(started.left), cause: started.left })
+    if (Result.isFailure(started)) {
+      yield* report(rt, { turn, step: 0, ...describe(started.failure), cause: started.failure })
       return yield* released(rt)
     }
     yield* opened(rt)
-    const appended = yield* Effect.either(appendContext(rt.session, context))
+    const appended = yield* Effect.result(appendContext(rt.session, context))
     let reason: TurnEndReason = { kind: "completed" }
-    if (Either.isLeft(appended)) {
-      const failure = describe(appended.left)
+    if (Result.isFailure(appended)) {
+      const failure = describe(appended.failure)
       reason = { kind: "error", step: 0, ...failure }
-      yield* report(rt, { turn, step: 0, ...failure, cause: appended.left })
+      yield* report(rt, { turn, step: 0, ...failure, cause: appended.failure })
     }
     yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const }))
-    const ended = yield* Effect.either(rt.session.append({ type: "turn/end", data: { turn, reason } }))
-    if (Either.isLeft(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.left), cause: ended.left })
+    const ended = yield* Effect.result(rt.session.append({ type: "turn/end", data: { turn, reason } }))
+    if (Result.isFailure(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.failure), cause: ended.failure })
     yield* FiberSet.run(
       rt.tracked,
-      Effect.catchAll(rt.flush, (error) => report(rt, { turn, step: 0, ...describe(error), cause: error }))
+      Effect.catch(rt.flush, (error) => report(rt, { turn, step: 0, ...describe(error), cause: error }))
     )
     yield* released(rt)
   })
@@ -204,25 +204,25 @@ export const run = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>
 const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): Effect.Effect<void> =>
   Effect.gen(function*() {
     const source = batch[0]?.source ?? { kind: "user" as const }
-    const started = yield* Effect.either(rt.session.append({
+    const started = yield* Effect.result(rt.session.append({
       type: "turn/start",
       data: { turn, trigger: { kind: "message", source } }
     }))
-    if (Either.isLeft(started)) {
-      yield* report(rt, { turn, step: 0, ...describe(started.left), cause: started.left })
+    if (Result.isFailure(started)) {
+      yield* report(rt, { turn, step: 0, ...describe(started.failure), cause: started.failure })
       return yield* released(rt)
     }
     yield* opened(rt)
-    const ctx = freshContext(turn, started.right.seq)
+    const ctx = freshContext(turn, started.success.seq)
     const exit = yield* Effect.exit(
-      body(rt, ctx, batch).pipe(Effect.catchAllCause((cause) => toTurnFailure(ctx.step)(cause)))
+      body(rt, ctx, batch).pipe(Effect.catchCause((cause) => toTurnFailure(ctx.step)(cause)))
     )
     let reason: TurnEndReason
     if (Exit.isSuccess(exit)) {
       reason = exit.value
     } else {
       const disposed = (yield* Ref.get(rt.state)).disposed
-      const failure = Cause.failureOption(exit.cause)
+      const failure = Cause.findErrorOption(exit.cause)
       if (disposed) {
         reason = { kind: "disposed" }
       } else if (Option.isSome(failure) && failure.value instanceof TurnFailure) {
@@ -243,16 +243,16 @@ const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): 
       }
     }
     if (ctx.stepOpen) {
-      const closed = yield* Effect.either(rt.session.append({ type: "step/end", data: { turn, step: ctx.step } }))
-      if (Either.isLeft(closed)) yield* report(rt, { turn, step: ctx.step, ...describe(closed.left), cause: closed.left })
+      const closed = yield* Effect.result(rt.session.append({ type: "step/end", data: { turn, step: ctx.step } }))
+      if (Result.isFailure(closed)) yield* report(rt, { turn, step: ctx.step, ...describe(closed.failure), cause: closed.failure })
     }
     yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
     yield* Spans.turnEnded(reason)
-    const ended = yield* Effect.either(rt.session.append({ type: "turn/end", data: { turn, reason } }))
-    if (Either.isLeft(ended)) yield* report(rt, { turn, step: ctx.step, ...describe(ended.left), cause: ended.left })
+    const ended = yield* Effect.result(rt.session.append({ type: "turn/end", data: { turn, reason } }))
+    if (Result.isFailure(ended)) yield* report(rt, { turn, step: ctx.step, ...describe(ended.failure), cause: ended.failure })
     yield* released(rt)
-    const flushed = yield* Effect.either(rt.flush)
-    if (Either.isLeft(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.left), cause: flushed.left })
+    const flushed = yield* Effect.result(rt.flush)
+    if (Result.isFailure(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.failure), cause: flushed.failure })
   })
 
 /**
@@ -273,28 +273,28 @@ export const compactionTurn = (rt: Runtime, instructions: ReadonlyArray<string>)
         : [s.lastTurn + 1, { ...s, phase: "opening" as const, lastTurn: s.lastTurn + 1, signal }])
     if (claimed === undefined) return false
     const turn = claimed
-    const started = yield* Effect.either(rt.session.append({
+    const started = yield* Effect.result(rt.session.append({
       type: "turn/start",
       data: { turn, trigger: { kind: "compaction", source: { kind: "user" } } }
     }))
-    if (Either.isLeft(started)) {
-      yield* report(rt, { turn, step: 0, ...describe(started.left), cause: started.left })
+    if (Result.isFailure(started)) {
+      yield* report(rt, { turn, step: 0, ...describe(started.failure), cause: started.failure })
       yield* Ref.update(rt.state, (s) => ({ ...s, signal: undefined }))
       yield* released(rt)
       return true
     }
     yield* opened(rt)
-    const ctx = freshContext(turn, started.right.seq)
+    const ctx = freshContext(turn, started.success.seq)
     const exit = yield* Effect.exit(
       CompactionTrigger.manualTurn(rt, ctx, signal, instructions).pipe(
-        Effect.catchAllCause((cause) => toTurnFailure(0)(cause))
+        Effect.catchCause((cause) => toTurnFailure(0)(cause))
       )
     )
     let reason: TurnEndReason
     if (Exit.isSuccess(exit)) {
       reason = exit.value
     } else {
-      const failure = Cause.failureOption(exit.cause)
+      const failure = Cause.findErrorOption(exit.cause)
       const f = Option.isSome(failure) && failure.value instanceof TurnFailure ? failure.value : undefined
       reason = f === undefined
         ? { kind: "aborted", reason: "interrupted" }
@@ -306,10 +306,10 @@ export const compactionTurn = (rt: Runtime, instructions: ReadonlyArray<string>)
       yield* report(rt, { turn, step: 0, message: reason.message, ...(reason.code === undefined ? {} : { code: reason.code }) })
     }
     yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
-    const ended = yield* Effect.either(rt.session.append({ type: "turn/end", data: { turn, reason } }))
-    if (Either.isLeft(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.left), cause: ended.left })
+    const ended = yield* Effect.result(rt.session.append({ type: "turn/end", data: { turn, reason } }))
+    if (Result.isFailure(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.failure), cause: ended.failure })
     yield* released(rt)
-    const flushed = yield* Effect.either(rt.flush)
-    if (Either.isLeft(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.left), cause: flushed.left })
+    const flushed = yield* Effect.result(rt.flush)
+    if (Result.isFailure(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.failure), cause: flushed.failure })
     return true
   })

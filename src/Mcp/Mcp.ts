@@ -26,12 +26,12 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
-import * as Json from "../Llm/Json.js"
+import * as Semaphore from "effect/Semaphore"
 import * as Hooks from "../Loop/Hooks.js"
 import * as ToolRegistry from "../Loop/ToolRegistry.js"
 import * as ToolRuntime from "../Loop/ToolRuntime.js"
@@ -109,10 +109,10 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class McpServers extends Context.Tag("effect-harness/Mcp/McpServers")<McpServers, Service>() {}
+export class McpServers extends Context.Service<McpServers, Service>()("effect-harness/Mcp/McpServers") {}
 
 interface Registered {
-  readonly scope: Scope.CloseableScope
+  readonly scope: Scope.Closeable
   readonly offered: ReadonlyArray<McpTools.Offered>
   readonly skipped: ReadonlyArray<McpTools.Skipped>
 }
@@ -133,7 +133,7 @@ export const make = (
     const notice = options.onNotice ?? ((line: string) => Effect.logWarning(line))
     const connections = yield* Effect.forEach(options.servers, (s) => McpConnection.make(s, options))
     const registered = yield* Ref.make(new Map<string, Registered>())
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
 
     const reservedFor = (server: string) =>
       Effect.gen(function*() {
@@ -145,25 +145,25 @@ export const make = (
     /** (re)lists one server and swaps its registrations */
     const load = (connection: McpConnection.Connection, reason: "initial" | "changed") =>
       Effect.gen(function*() {
-        const listing = yield* Effect.either(connection.listTools)
-        if (listing._tag === "Left") {
+        const listing = yield* Effect.result(connection.listTools)
+        if (Result.isFailure(listing)) {
           yield* notice(
             reason === "initial"
-              ? `MCP server "${connection.name}" is unavailable: ${listing.left.message}`
-              : `MCP server "${connection.name}": cannot refresh its tools: ${listing.left.message}`
+              ? `MCP server "${connection.name}" is unavailable: ${listing.failure.message}`
+              : `MCP server "${connection.name}": cannot refresh its tools: ${listing.failure.message}`
           )
           return
         }
         const previous = (yield* Ref.get(registered)).get(connection.name)
         if (previous !== undefined) yield* Scope.close(previous.scope, Exit.void)
         const reserved = yield* reservedFor(connection.name)
-        const built = McpTools.fromListing(connection, listing.right, reserved)
-        const scope = yield* Scope.fork(layerScope, ExecutionStrategy.sequential)
+        const built = McpTools.fromListing(connection, listing.success, reserved)
+        const scope = yield* Scope.fork(layerScope, "sequential")
         const offered: Array<McpTools.Offered> = []
         const skipped: Array<McpTools.Skipped> = [...built.skipped]
         for (const o of built.offered) {
-          const r = yield* Effect.either(Scope.extend(ToolRegistry.register(runtime.globals, o.loopTool), scope))
-          if (r._tag === "Left") skipped.push({ tool: o.tool, reason: `its name ${o.name} is already taken` })
+          const r = yield* Effect.result(Scope.provide(ToolRegistry.register(runtime.globals, o.loopTool), scope))
+          if (Result.isFailure(r)) skipped.push({ tool: o.tool, reason: `its name ${o.name} is already taken` })
           else offered.push(o)
         }
         yield* Ref.update(registered, (m) => new Map(m).set(connection.name, { scope, offered, skipped }))
@@ -180,7 +180,7 @@ export const make = (
       })
 
     const refresh: Effect.Effect<boolean> = lock.withPermits(1)(
-      Effect.reduce(connections, false, (any, c) =>
+      Effect.reduce(connections, () => false, (any, c) =>
         Effect.flatMap(c.takeToolsChanged, (changed) =>
           changed ? Effect.as(load(c, "changed"), true) : Effect.succeed(any)))
     )
@@ -212,14 +212,15 @@ export const make = (
     // 3. approval
     yield* McpApproval.register(options.approval ?? "ask")
     // 4. step boundaries and logging
-    yield* hooks.promptSubmit.register((input, next) => Effect.zipRight(refresh, next(input)))
+    yield* hooks.promptSubmit.register((input, next) => Effect.andThen(refresh, next(input)))
     yield* hooks.postStep.register(() => Effect.asVoid(refresh))
     const logged = yield* Ref.make(new Map<string, string>())
     yield* hooks.preStep.register((input) =>
       Effect.gen(function*() {
         if (connections.length === 0) return
         const servers = yield* offered
-        const key = Json.canonical(servers as unknown as Json.Json)
+        // built the same way every time, so equal offers serialize equally
+        const key = JSON.stringify(servers)
         const session = input.agent.session
         const last = (yield* Ref.get(logged)).get(`${input.agent.id}\0${session.id}`)
         if (last === key) return
@@ -237,4 +238,4 @@ export const make = (
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<McpServers, never, ToolRuntime.ToolRuntime | Hooks.LoopHooks> =>
-  Layer.scoped(McpServers, make(options))
+  Layer.effect(McpServers, make(options))

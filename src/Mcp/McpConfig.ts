@@ -24,12 +24,12 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { createHash } from "node:crypto"
 import * as Json from "../Llm/Json.js"
 
@@ -47,7 +47,9 @@ export class McpConfigError extends Schema.TaggedError<McpConfigError>()("McpCon
   readonly code = "INVALID_CONFIG" as const
 }
 
-const StringMap = Schema.Record({ key: Schema.String, value: Schema.String })
+const StringMap = Schema.Record(Schema.String, Schema.String)
+
+const NonEmpty = Schema.String.check(Schema.isMinLength(1))
 
 /**
  * A stdio server as written in the file.
@@ -56,11 +58,11 @@ const StringMap = Schema.Record({ key: Schema.String, value: Schema.String })
  * @category schemas
  */
 export const StdioServer = Schema.Struct({
-  type: Schema.optionalWith(Schema.Literal("stdio"), { exact: true }),
-  command: Schema.String.pipe(Schema.minLength(1)),
-  args: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
-  env: Schema.optionalWith(StringMap, { exact: true }),
-  cwd: Schema.optionalWith(Schema.String, { exact: true })
+  type: Schema.optionalKey(Schema.Literal("stdio")),
+  command: NonEmpty,
+  args: Schema.optionalKey(Schema.Array(Schema.String)),
+  env: Schema.optionalKey(StringMap),
+  cwd: Schema.optionalKey(Schema.String)
 })
 
 /**
@@ -70,9 +72,9 @@ export const StdioServer = Schema.Struct({
  * @category schemas
  */
 export const RemoteServer = Schema.Struct({
-  type: Schema.Literal("http", "sse"),
-  url: Schema.String.pipe(Schema.minLength(1)),
-  headers: Schema.optionalWith(StringMap, { exact: true })
+  type: Schema.Literals(["http", "sse"]),
+  url: NonEmpty,
+  headers: Schema.optionalKey(StringMap)
 })
 
 /**
@@ -81,7 +83,7 @@ export const RemoteServer = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const ServerConfig = Schema.Union(StdioServer, RemoteServer)
+export const ServerConfig = Schema.Union([StdioServer, RemoteServer])
 
 /**
  * @since 0.1.0
@@ -105,7 +107,7 @@ export const isRemote = (config: ServerConfig): config is typeof RemoteServer.Ty
  * @category schemas
  */
 export const ConfigFile = Schema.Struct({
-  mcpServers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), { exact: true })
+  mcpServers: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
 })
 
 /**
@@ -152,7 +154,32 @@ export type Resolved =
     readonly headers: Readonly<Record<string, Redacted.Redacted<string>>>
   }
 
-const firstLine = (s: string): string => s.split("\n").map((l) => l.trim()).filter((l) => l !== "").join("; ")
+const decodeFile = Schema.decodeUnknownResult(ConfigFile)
+const decodeStdio = Schema.decodeUnknownResult(StdioServer, { onExcessProperty: "ignore" })
+const decodeRemote = Schema.decodeUnknownResult(RemoteServer, { onExcessProperty: "ignore" })
+const decodeAny = Schema.decodeUnknownResult(ServerConfig, { onExcessProperty: "ignore" })
+
+/**
+ * Decodes one server against the member its `type` selects (what the union would pick), so the
+ * message speaks of that member only; an unknown `type` is decoded against both. Inputs are not
+ * reported: header and env values may be secrets.
+ */
+const decodeServer = (raw: unknown): Result.Result<ServerConfig, Schema.SchemaError> => {
+  const type = typeof raw === "object" && raw !== null && "type" in raw ? raw.type : undefined
+  return type === "http" || type === "sse"
+    ? decodeRemote(raw)
+    : type === undefined || type === "stdio"
+    ? decodeStdio(raw)
+    : decodeAny(raw)
+}
+
+/** One line: every failure with the key it concerns. */
+const describeIssue = (issue: SchemaIssue.Issue): string =>
+  SchemaIssue.makeFormatterStandardSchemaV1()(issue).issues.map((i) =>
+    i.path === undefined || i.path.length === 0
+      ? i.message
+      : `"${i.path.map((k) => (typeof k === "object" ? String(k.key) : String(k))).join(".")}": ${i.message}`
+  ).join("; ")
 
 /**
  * Parses the text of a configuration file. Entries keep the file's order.
@@ -160,8 +187,8 @@ const firstLine = (s: string): string => s.split("\n").map((l) => l.trim()).filt
  * @since 0.1.0
  * @category parsing
  */
-export const parse = (text: string, file: string, origin: Origin): Either.Either<ReadonlyArray<Entry>, McpConfigError> => {
-  const fail = (message: string) => Either.left(new McpConfigError({ file, message: `${file}: ${message}` }))
+export const parse = (text: string, file: string, origin: Origin): Result.Result<ReadonlyArray<Entry>, McpConfigError> => {
+  const fail = (message: string) => Result.fail(new McpConfigError({ file, message: `${file}: ${message}` }))
   let raw: unknown
   try {
     raw = JSON.parse(text)
@@ -169,20 +196,20 @@ export const parse = (text: string, file: string, origin: Origin): Either.Either
     return fail(`not valid JSON (${e instanceof Error ? e.message : String(e)})`)
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return fail("expected a JSON object")
-  const top = Schema.decodeUnknownEither(ConfigFile)(raw)
-  if (Either.isLeft(top)) return fail(`"mcpServers" must be an object`)
-  const servers = top.right.mcpServers ?? {}
+  const top = decodeFile(raw)
+  if (Result.isFailure(top)) return fail(`"mcpServers" must be an object`)
+  const servers = top.success.mcpServers ?? {}
   const out: Array<Entry> = []
   for (const name of Object.keys(servers)) {
     if (name.trim() === "") return fail("a server has an empty name")
-    const decoded = Schema.decodeUnknownEither(ServerConfig)(servers[name], { onExcessProperty: "ignore" })
-    if (Either.isLeft(decoded)) {
-      const detail = firstLine(ParseResult.TreeFormatter.formatErrorSync(decoded.left))
+    const decoded = decodeServer(servers[name])
+    if (Result.isFailure(decoded)) {
+      const detail = describeIssue(decoded.failure.issue)
       return fail(`server "${name}" is invalid: ${detail.length > 300 ? `${detail.slice(0, 300)}…` : detail}`)
     }
-    out.push({ name, origin, file, config: decoded.right })
+    out.push({ name, origin, file, config: decoded.success })
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /**
@@ -200,14 +227,14 @@ export const load = (
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(file).pipe(
       Effect.map((t): string | undefined => t),
-      Effect.catchAll((e) =>
-        e._tag === "SystemError" && e.reason === "NotFound" && options.missingOk
+      Effect.catch((e) =>
+        e.reason._tag === "NotFound" && options.missingOk
           ? Effect.succeed(undefined)
           : Effect.fail(new McpConfigError({ file, message: `cannot read ${file}: ${e.message}` }))
       )
     )
     if (text === undefined) return []
-    return yield* parse(text, file, origin)
+    return yield* Effect.fromResult(parse(text, file, origin))
   })
 
 const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
@@ -241,7 +268,7 @@ export const expand = (
 export const resolve = (
   entry: Entry,
   env: Readonly<Record<string, string | undefined>>
-): Either.Either<Resolved, string> => {
+): Result.Result<Resolved, string> => {
   const missing = new Set<string>()
   const x = (s: string) => expand(s, env, missing)
   const secrets = (m: Readonly<Record<string, string>> | undefined) => {
@@ -262,17 +289,17 @@ export const resolve = (
     }
   if (missing.size > 0) {
     const names = [...missing].sort().join(", ")
-    return Either.left(`MCP server "${entry.name}" needs the environment variable${missing.size > 1 ? "s" : ""} ${names}`)
+    return Result.fail(`MCP server "${entry.name}" needs the environment variable${missing.size > 1 ? "s" : ""} ${names}`)
   }
   if (resolved._tag !== "Stdio") {
     try {
       const url = new URL(resolved.url)
       if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http(s)")
     } catch {
-      return Either.left(`MCP server "${entry.name}" has an invalid url`)
+      return Result.fail(`MCP server "${entry.name}" has an invalid url`)
     }
   }
-  return Either.right(resolved)
+  return Result.succeed(resolved)
 }
 
 /**
@@ -282,7 +309,7 @@ export const resolve = (
  * @category utils
  */
 export const fingerprint = (entry: Entry): string =>
-  createHash("sha256").update(Json.canonical(entry.config as unknown as Json.Json)).digest("hex").slice(0, 16)
+  createHash("sha256").update(Json.canonical(entry.config)).digest("hex").slice(0, 16)
 
 /**
  * A one-line description of where the server runs, without secrets (header values and env values

@@ -20,7 +20,7 @@
  * - `notifications/tools/list_changed` sets a flag the tool layer takes at a step boundary
  *   ({@link Connection.takeToolsChanged}).
  *
- * SDK callbacks (close, notifications) are queued with `Queue.unsafeOffer` and folded into the
+ * SDK callbacks (close, notifications) are queued with `Queue.offerUnsafe` and folded into the
  * state the next time it is consulted, so all state lives in one `SynchronizedRef`.
  *
  * @since 0.1.0
@@ -43,6 +43,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as BoundedFetch from "./internal/BoundedFetch.js"
@@ -162,7 +163,7 @@ type State =
     readonly restarts: number
     readonly client: Client
     readonly transport: Transport
-    readonly scope: Scope.CloseableScope
+    readonly scope: Scope.Closeable
   }
   | { readonly _tag: "Crashed"; readonly generation: number; readonly restarts: number; readonly message: string }
   | { readonly _tag: "Failed"; readonly generation: number; readonly restarts: number; readonly error: McpError }
@@ -225,7 +226,7 @@ export const make = (
     const changed = yield* SynchronizedRef.make(false)
     const notifications = yield* SynchronizedRef.make(0)
 
-    const closeScope = (scope: Scope.CloseableScope) => Scope.close(scope, Exit.void)
+    const closeScope = (scope: Scope.Closeable) => Scope.close(scope, Exit.void)
 
     // close everything still open when the owner's scope ends
     yield* Effect.addFinalizer(() =>
@@ -237,7 +238,8 @@ export const make = (
 
     const fold = (s: State): Effect.Effect<State> =>
       Effect.gen(function*() {
-        const pending = yield* Queue.takeAll(events)
+        // `clear` returns what is queued without waiting (`takeAll` would wait for a first event)
+        const pending = yield* Queue.clear(events)
         let next = s
         for (const event of pending) {
           if (event._tag === "ToolsChanged") {
@@ -286,10 +288,10 @@ export const make = (
         const transport = transportFor(sse)
         const client = new Client({ name: options.clientInfo.name, version: options.clientInfo.version }, { capabilities: {} })
         client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-          Queue.unsafeOffer(events, { _tag: "ToolsChanged" })
+          Queue.offerUnsafe(events, { _tag: "ToolsChanged" })
         })
         client.onclose = () => {
-          Queue.unsafeOffer(events, { _tag: "Closed", generation })
+          Queue.offerUnsafe(events, { _tag: "Closed", generation })
         }
         // an error on the transport (a bad line, a dropped SSE stream) is not fatal by itself;
         // a fatal one also closes the transport, which `onclose` reports
@@ -297,30 +299,32 @@ export const make = (
         yield* Scope.addFinalizer(
           scope,
           Effect.tryPromise(() => client.close()).pipe(
-            Effect.catchAll((e) => Effect.logDebug(`closing MCP server "${name}": ${messageOf(e)}`))
+            Effect.catch((e) => Effect.logDebug(`closing MCP server "${name}": ${messageOf(e)}`))
           )
         )
         const connected = yield* Effect.tryPromise({
           try: (signal) => client.connect(transport, { signal, timeout: connectTimeoutMs + 1000 }),
           catch: (e) => e
         }).pipe(
-          Effect.timeoutFail({
+          Effect.timeoutOrElse({
             duration: Duration.millis(connectTimeoutMs),
-            onTimeout: () =>
-              new McpTimeoutError({
-                server: name,
-                message: `MCP server "${name}" did not answer initialize within ${connectTimeoutMs} ms`
-              })
+            orElse: () =>
+              Effect.fail(
+                new McpTimeoutError({
+                  server: name,
+                  message: `MCP server "${name}" did not answer initialize within ${connectTimeoutMs} ms`
+                })
+              )
           }),
           // interrupted while connecting (Ctrl-C at startup): the child must not outlive us
           Effect.onInterrupt(() => closeScope(scope)),
-          Effect.either
+          Effect.result
         )
-        if (connected._tag === "Left") {
+        if (Result.isFailure(connected)) {
           yield* closeScope(scope)
-          return { _tag: "Left" as const, error: connected.left, transport }
+          return { _tag: "Failure" as const, error: connected.failure, transport }
         }
-        return { _tag: "Right" as const, client, transport, scope }
+        return { _tag: "Success" as const, client, transport, scope }
       })
 
     const connectNew = (s: State): Effect.Effect<State> =>
@@ -328,13 +332,13 @@ export const make = (
         const generation = s.generation + 1
         let result = yield* attempt(generation, false)
         if (
-          result._tag === "Left" && resolved._tag === "Http" && result.error instanceof StreamableHTTPError &&
+          result._tag === "Failure" && resolved._tag === "Http" && result.error instanceof StreamableHTTPError &&
           result.error.code !== undefined && result.error.code >= 400 && result.error.code < 500 &&
           result.error.code !== 401 && result.error.code !== 403
         ) {
           result = yield* attempt(generation, true)
         }
-        if (result._tag === "Left") {
+        if (result._tag === "Failure") {
           const error = result.error
           const stderr = result.transport instanceof GroupStdioTransport ? lastLine(result.transport.stderr) : ""
           const typed: McpError = error instanceof McpTimeoutError ||
@@ -461,12 +465,12 @@ export const make = (
           catch: (e) => fromSdkError(name, e, `the call of "${tool}"`)
         }).pipe(Effect.map((result) => result as ServerResult)))
 
-    const takeToolsChanged: Effect.Effect<boolean> = Effect.zipRight(
+    const takeToolsChanged: Effect.Effect<boolean> = Effect.andThen(
       SynchronizedRef.updateEffect(state, fold),
       SynchronizedRef.getAndSet(changed, false)
     )
 
-    const listChangedCount: Effect.Effect<number> = Effect.zipRight(
+    const listChangedCount: Effect.Effect<number> = Effect.andThen(
       SynchronizedRef.updateEffect(state, fold),
       SynchronizedRef.get(notifications)
     )

@@ -18,7 +18,7 @@ import * as Schema from "effect/Schema"
 const fields = {
   server: Schema.String,
   message: Schema.String,
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  cause: Schema.optionalKey(Schema.Defect())
 }
 
 /**

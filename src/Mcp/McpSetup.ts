@@ -22,9 +22,9 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as NodePath from "node:path"
 import * as PrivateFile from "../Session/persistence/PrivateFile.js"
@@ -135,7 +135,7 @@ const readApprovals = (file: string, notices: Array<string>): Effect.Effect<Appr
       }
       return { projects: {} }
     }),
-    Effect.catchAll((e) =>
+    Effect.catch((e) =>
       Effect.as(Effect.sync(() => notices.push(`${e.message}; MCP approvals stored there are ignored`)), { projects: {} })
     )
   )
@@ -191,7 +191,7 @@ export const load = (options: Options): Effect.Effect<Plan, McpConfig.McpConfigE
     const notices: Array<string> = []
     // a broken project file must not stop the agent: its servers are left out with one line
     const project = yield* McpConfig.load(NodePath.join(options.cwd, PROJECT_FILE), "project", { missingOk: true }).pipe(
-      Effect.catchAll((e) => Effect.as(Effect.sync(() => notices.push(`${e.message}; its MCP servers are skipped`)), []))
+      Effect.catch((e) => Effect.as(Effect.sync(() => notices.push(`${e.message}; its MCP servers are skipped`)), []))
     )
     const explicit = yield* Effect.forEach(
       options.explicitFiles,
@@ -246,7 +246,7 @@ export const load = (options: Options): Effect.Effect<Plan, McpConfig.McpConfigE
           }
           const answer = yield* options.prompt(
             `Start the MCP server "${entry.name}" from ${PROJECT_FILE}: ${McpConfig.describe(entry.config)}?`
-          ).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
+          ).pipe(Effect.catch(() => Effect.succeed(undefined)))
           if (answer === undefined) {
             skip(entry, "not approved", `MCP server "${entry.name}" skipped (not approved)`)
             continue
@@ -259,11 +259,11 @@ export const load = (options: Options): Effect.Effect<Plan, McpConfig.McpConfigE
         }
       }
       const resolved = McpConfig.resolve(entry, options.env)
-      if (Either.isLeft(resolved)) {
-        skip(entry, resolved.left, `${resolved.left}; skipped`)
+      if (Result.isFailure(resolved)) {
+        skip(entry, resolved.failure, `${resolved.failure}; skipped`)
         continue
       }
-      servers.push({ _tag: "Ready", entry, resolved: resolved.right })
+      servers.push({ _tag: "Ready", entry, resolved: resolved.success })
     }
     return { servers, notices }
   })

@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Json from "../Llm/Json.js"
 import * as Tool from "../Loop/Tool.js"
 import type * as McpConnection from "./McpConnection.js"
@@ -82,21 +82,21 @@ export const fromListing = (
       continue
     }
     const schema = ToolSchema.normalize(t.inputSchema)
-    if (Either.isLeft(schema)) {
-      skipped.push({ tool: t.name, reason: schema.left })
+    if (Result.isFailure(schema)) {
+      skipped.push({ tool: t.name, reason: schema.failure })
       continue
     }
-    const validate = ToolSchema.validator(schema.right)
-    if (Either.isLeft(validate)) {
-      skipped.push({ tool: t.name, reason: validate.left })
+    const validate = ToolSchema.validator(schema.success)
+    if (Result.isFailure(validate)) {
+      skipped.push({ tool: t.name, reason: validate.failure })
       continue
     }
     usable.push({
       server,
       tool: t.name,
       description: t.description ?? t.title ?? "",
-      parameters: schema.right,
-      validate: validate.right
+      parameters: schema.success,
+      validate: validate.success
     })
   }
   const { collisions, named } = ToolName.assign(usable, reserved)

@@ -26,7 +26,7 @@
  * @since 0.1.0
  */
 import { Ajv, type ErrorObject } from "ajv"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Json from "../Llm/Json.js"
 
 type Node = { [key: string]: unknown }
@@ -94,14 +94,14 @@ const mergeBranches = (branches: ReadonlyArray<Node>, all: boolean): Node => {
  * @since 0.1.0
  * @category normalisation
  */
-export const normalize = (inputSchema: unknown): Either.Either<Json.JsonObject, string> => {
+export const normalize = (inputSchema: unknown): Result.Result<Json.JsonObject, string> => {
   try {
-    if (!isObject(inputSchema)) return Either.left("its input schema is not an object")
+    if (!isObject(inputSchema)) return Result.fail("its input schema is not an object")
     let top = rewrite(inputSchema, inputSchema, []) as Node
     const union = (["anyOf", "oneOf", "allOf"] as const).find((k) => Array.isArray(top[k]))
     if (union !== undefined) {
       const branches = top[union] as ReadonlyArray<unknown>
-      if (!branches.every(isObjectSchema)) return Either.left(`its input schema has a top-level ${union} that is not all objects`)
+      if (!branches.every(isObjectSchema)) return Result.fail(`its input schema has a top-level ${union} that is not all objects`)
       const { [union]: _dropped, ...rest } = top
       const merged = mergeBranches(branches as ReadonlyArray<Node>, union === "allOf")
       const ownProps = isObject(rest["properties"]) ? rest["properties"] : {}
@@ -116,14 +116,14 @@ export const normalize = (inputSchema: unknown): Either.Either<Json.JsonObject, 
       }
     }
     if (top["type"] === undefined) top = { type: "object", ...top }
-    if (top["type"] !== "object") return Either.left(`its input schema is not an object schema (type ${JSON.stringify(top["type"])})`)
+    if (top["type"] !== "object") return Result.fail(`its input schema is not an object schema (type ${JSON.stringify(top["type"])})`)
     if (top["properties"] === undefined) top = { ...top, properties: {} }
     const snap = Json.snapshot(top)
-    if (Either.isLeft(snap)) return Either.left(`its input schema is not plain JSON (${snap.left.message})`)
-    return Either.right(snap.right as Json.JsonObject)
+    if (Result.isFailure(snap)) return Result.fail(`its input schema is not plain JSON (${snap.failure.message})`)
+    return Result.succeed(snap.success as Json.JsonObject)
   } catch (e) {
-    if (e instanceof Skip) return Either.left(`its input schema has an ${e.message}`)
-    return Either.left(`its input schema cannot be read (${e instanceof Error ? e.message : String(e)})`)
+    if (e instanceof Skip) return Result.fail(`its input schema has an ${e.message}`)
+    return Result.fail(`its input schema cannot be read (${e instanceof Error ? e.message : String(e)})`)
   }
 }
 
@@ -154,20 +154,20 @@ const describe = (e: ErrorObject): string => {
 }
 
 /**
- * Compiles a validator for a normalised schema; `Left` with a reason when Ajv cannot compile it
+ * Compiles a validator for a normalised schema; a failure with the reason when Ajv cannot compile it
  * (the tool is then skipped).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const validator = (schema: Json.JsonObject): Either.Either<Validator, string> => {
+export const validator = (schema: Json.JsonObject): Result.Result<Validator, string> => {
   try {
     const validate = ajv.compile(schema as object)
-    return Either.right((args) => {
+    return Result.succeed((args) => {
       if (validate(args)) return []
       return (validate.errors ?? []).map(describe)
     })
   } catch (e) {
-    return Either.left(`its input schema does not compile (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`)
+    return Result.fail(`its input schema does not compile (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`)
   }
 }

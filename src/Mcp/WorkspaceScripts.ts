@@ -17,8 +17,9 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import * as NodeFs from "node:fs"
@@ -127,13 +128,13 @@ export const digest = (root: string, paths: ReadonlyArray<string>): Effect.Effec
     return yield* Effect.forEach(paths, (path) =>
       Effect.gen(function*() {
         const abs = NodePath.join(root, path)
-        const info = yield* Effect.either(fs.stat(abs))
-        if (info._tag === "Left") return { path, digest: "missing" }
-        if (info.right.type !== "File") return { path, digest: "not a file" }
+        const info = yield* Effect.result(fs.stat(abs))
+        if (Result.isFailure(info)) return { path, digest: "missing" }
+        if (info.success.type !== "File") return { path, digest: "not a file" }
         // streamed: a large file is hashed whole too, never identified by size and time alone
         const hash = createHash("sha256")
-        const read = yield* Effect.either(Stream.runForEach(fs.stream(abs), (bytes) => Effect.sync(() => void hash.update(bytes))))
-        if (read._tag === "Left") return { path, digest: "unreadable" }
+        const read = yield* Effect.result(Stream.runForEach(fs.stream(abs), (bytes) => Effect.sync(() => void hash.update(bytes))))
+        if (Result.isFailure(read)) return { path, digest: "unreadable" }
         return { path, digest: hash.digest("hex") }
       }))
   })

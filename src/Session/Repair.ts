@@ -23,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { CallId } from "../Llm/ContentBlock.js"
 import * as Json from "../Llm/Json.js"
 import type { SessionEvent } from "./SessionEvent.js"
@@ -47,8 +47,8 @@ interface Pending {
 const freeze = <A>(value: A): A => {
   const r = Json.snapshot(value)
   // the closers are built from JSON data only; a failure is a defect of this module
-  if (Either.isLeft(r)) throw new Error(`Repair built a non-JSON closer: ${r.left.message}`)
-  return r.right as A
+  if (Result.isFailure(r)) throw new Error(`Repair built a non-JSON closer: ${r.failure.message}`)
+  return r.success as A
 }
 
 /**

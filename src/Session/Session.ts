@@ -22,12 +22,12 @@
  *   streaming chunks. The `changes` PubSub is always offered in the commit step, so its
  *   subscribers see commit order. `appendAll` extends this to a whole batch (one synchronous loop
  *   of commits); otherwise it is `append` on each input in turn.
- * - Re-entrancy is tracked with a `FiberRef` of active publications: an append from an observer
- *   (or a fiber it forks while the publication runs) of the SAME session fails
- *   `REENTRANT_APPEND`; appending to another session from an observer is allowed. Each fiber's
- *   token list is set once and updated in place (a fork copies it), so a fiber forked from a
- *   runtime that was captured earlier from the publishing fiber inherits the tokens current at
- *   fork time, not at capture time.
+ * - Re-entrancy is tracked with a `Context.Reference` of active publications: each publication
+ *   provides its token to its observers' run, so an append from an observer (or a fiber it forks
+ *   while the publication runs) of the SAME session fails `REENTRANT_APPEND`; appending to another
+ *   session from an observer is allowed, and so is an append made after the publication ended.
+ *   A fiber sees the tokens in its context (inherited at fork), not the fiber that published:
+ *   a fiber started from a context captured outside the publication is not inside it.
  * - Turn numbers (S-17): `nextTurn` = the last `turn/start` turn (0 if none) + 1, so the first
  *   turn of a session is 1.
  * - Write-through (DEC-11, `persist` option): with a `persist` hook every append (and every
@@ -57,11 +57,9 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
+import * as Context from "effect/Context"
 import * as PubSub from "effect/PubSub"
-import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -160,7 +158,7 @@ export interface Session {
    * Subscribes now (the subscription exists when this returns) to every event committed from
    * then on, in seq order, for the lifetime of the scope.
    */
-  readonly subscribe: Effect.Effect<Queue.Dequeue<SessionEvent>, never, Scope.Scope>
+  readonly subscribe: Effect.Effect<PubSub.Subscription<SessionEvent>, never, Scope.Scope>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -211,7 +209,7 @@ export interface MakeOptions {
 interface Batch {
   readonly length: number
   readonly input: (i: number) => AppendInput
-  readonly commit: (i: number, time: number) => Either.Either<SessionEvent, SessionError>
+  readonly commit: (i: number, time: number) => Result.Result<SessionEvent, SessionError>
 }
 
 /** a non-negative safe integer other than `-0`: what the payload schema accepts as a turn or step */
@@ -223,26 +221,15 @@ interface Publication {
 }
 
 /**
- * The publications a fiber runs inside. `fiber` is the fiber that owns (and mutates in place)
- * `tokens`; a holder reached by forking has no owner and is never mutated.
+ * The publications the current effect runs inside (re-entrancy detection, S-10): each
+ * publication provides its token to its observers' run (`Effect.updateService`), so the fibers
+ * they fork inherit the tokens current when they were forked; a token stops counting once its
+ * publication ended (`active`). (Effect 3 kept a per-fiber holder mutated in place in a FiberRef;
+ * Effect 4 has no FiberRef, and a context value is read-only.)
  */
-interface Publications {
-  readonly fiber: unknown
-  readonly tokens: Array<Publication>
-}
-
-/**
- * The publications the current fiber runs inside (re-entrancy detection, S-10). A forked fiber
- * inherits a copy of the tokens; a token stops counting once its publication ended. A fiber's
- * holder is set once (first publication in that fiber) and then updated in place, which avoids
- * two copies of the fiber's FiberRefs per publication (`Effect.locally`).
- */
-const publishing: FiberRef.FiberRef<Publications> = FiberRef.unsafeMake<Publications>(
-  { fiber: undefined, tokens: [] },
-  {
-    fork: (parent) => ({ fiber: undefined, tokens: parent.tokens.slice() }),
-    join: (parent) => parent
-  }
+const publishing: Context.Reference<ReadonlyArray<Publication>> = Context.Reference<ReadonlyArray<Publication>>(
+  "effect-harness/Session/publishing",
+  { defaultValue: () => [] }
 )
 
 interface ObserverEntry {
@@ -284,15 +271,15 @@ const project = (event: SessionEvent): Message | undefined => {
   return m
 }
 
-const decodeHeader = Schema.decodeUnknownEither(SessionHeaderSchema)
+const decodeHeader = Schema.decodeUnknownResult(SessionHeaderSchema)
 
-const validateHeader = (header: unknown): Either.Either<SessionHeader, SessionError> => {
+const validateHeader = (header: unknown): Result.Result<SessionHeader, SessionError> => {
   const snap = Json.snapshot(header)
-  if (Either.isLeft(snap)) return Either.left(SessionErrors.make("INVALID_EVENT", `S-12: header: ${snap.left.message}`))
-  return Either.mapLeft(
-    decodeHeader(snap.right),
-    (e) => SessionErrors.make("INVALID_EVENT", `S-12: invalid session header: ${ParseResult.TreeFormatter.formatErrorSync(e)}`)
-  ).pipe(Either.map((h) => Object.freeze(h) as SessionHeader))
+  if (Result.isFailure(snap)) return Result.fail(SessionErrors.make("INVALID_EVENT", `S-12: header: ${snap.failure.message}`))
+  return Result.mapError(
+    decodeHeader(snap.success),
+    (e) => SessionErrors.make("INVALID_EVENT", `S-12: invalid session header: ${e.message}`)
+  ).pipe(Result.map((h) => Object.freeze(h) as SessionHeader))
 }
 
 /** The first position in `log` (sorted by seq) whose seq is at least `seq`. */
@@ -339,9 +326,9 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       createdAt: yield* Clock.currentTimeMillis,
       ...(options.cwd === undefined ? {} : { cwd: options.cwd })
     }
-    const header = yield* validateHeader(rawHeader)
+    const header = yield* Effect.fromResult(validateHeader(rawHeader))
     const surface = Surface.makeState()
-    const seeded = yield* Validate.seedInto(surface, options.seed ?? [])
+    const seeded = yield* Effect.fromResult(Validate.seedInto(surface, options.seed ?? []))
     const state: State = {
       log: seeded.slice(),
       length: seeded.length,
@@ -369,18 +356,18 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     /** with `persist`: how many events of the log were published (the rest await a persist) */
     let published = seeded.length
 
-    const commit = (input: AppendInput, time: number): Either.Either<SessionEvent, SessionError> => {
+    const commit = (input: AppendInput, time: number): Result.Result<SessionEvent, SessionError> => {
       const r = Validate.appendInput(state.surface, input, state.length, time)
-      if (Either.isRight(r)) accept(r.right)
+      if (Result.isSuccess(r)) accept(r.success)
       return r
     }
 
     /** Commits one chunk of a vouched `turn`/`step` (see `appendChunks`); the generic path decides the rest. */
-    const commitChunk = (turn: number, step: number, chunk: StreamChunk, time: number): Either.Either<SessionEvent, SessionError> => {
+    const commitChunk = (turn: number, step: number, chunk: StreamChunk, time: number): Result.Result<SessionEvent, SessionError> => {
       const fast = ChunkFastPath.chunkEventOf(turn, step, chunk, state.length, time) as SessionEvent | undefined
       if (fast === undefined) return commit({ type: "assistant/chunk", data: { turn, step, chunk } }, time)
       accept(fast)
-      return Either.right(fast)
+      return Result.succeed(fast)
     }
 
     /** Adds a validated event to the log (the commit step after validation). */
@@ -395,7 +382,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       if (onCommit !== undefined) onCommit(event)
       // same synchronous step as the commit: the PubSub sees events in commit order
       // (write-through publishes after `persist` instead)
-      if (persist === undefined) Queue.unsafeOffer(pubsub, event)
+      if (persist === undefined) PubSub.publishUnsafe(pubsub, event)
     }
 
     const inputsBatch = (inputs: ReadonlyArray<AppendInput>): Batch => ({
@@ -418,7 +405,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     }
 
     const contained = (entry: ObserverEntry, event: SessionEvent): Effect.Effect<void> =>
-      Effect.catchAllCause(
+      Effect.catchCause(
         Effect.suspend(() => entry.observer(event)),
         (cause) => Effect.logWarning(`session ${header.id}: observer failed on ${event.type} #${event.seq} (contained)`, cause)
       )
@@ -426,7 +413,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const runObservers = (observers: ReadonlyArray<ObserverEntry>, event: SessionEvent, from: number): Effect.Effect<void> =>
       from === observers.length - 1
         ? contained(observers[from] as ObserverEntry, event)
-        : Effect.zipRight(
+        : Effect.andThen(
           contained(observers[from] as ObserverEntry, event),
           Effect.suspend(() => runObservers(observers, event, from + 1))
         )
@@ -436,24 +423,14 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       if (observers.length === 0) return Effect.void
       const token: Publication = { owner, active: true }
       state.activePublications++
-      return Effect.withFiberRuntime((fiber) => {
-        const current = fiber.getFiberRef(publishing)
-        const owned = current.fiber === fiber
-        const holder: Publications = owned ? current : { fiber, tokens: current.tokens.slice() }
-        const tokens = holder.tokens
-        tokens.push(token)
-        const run = Effect.ensuring(
-          runObservers(observers, event, 0),
-          Effect.sync(() => {
-            token.active = false
-            const i = tokens.lastIndexOf(token)
-            if (i >= 0) tokens.splice(i, 1)
-            state.activePublications--
-          })
-        )
-        // first publication in this fiber: install its own holder (once)
-        return owned ? run : Effect.zipRight(FiberRef.set(publishing, holder), run)
-      })
+      // the publication's token is in the observers' context (read-only, inherited by their forks)
+      return Effect.ensuring(
+        Effect.updateService(runObservers(observers, event, 0), publishing, (tokens) => [...tokens, token]),
+        Effect.sync(() => {
+          token.active = false
+          state.activePublications--
+        })
+      )
     }
 
     // made when it happens (an error made up front keeps its stack trace, and what it references, per session)
@@ -473,7 +450,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     }
     // Waits for the lock (interruptible); an interrupted waiter that was already handed the lock
     // passes it on.
-    const waitForLock: Effect.Effect<void> = Effect.async<void>((resume) => {
+    const waitForLock: Effect.Effect<void> = Effect.callback<void>((resume) => {
       const wake = () => resume(Effect.void)
       waiters.push(wake)
       return Effect.sync(() => {
@@ -488,12 +465,12 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     // (every observer sees every committed event, in seq order); the lock is released after.
     const underLock = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
       Effect.clockWith((clock) => {
-        const r = commit(input, clock.unsafeCurrentTimeMillis())
-        if (Either.isLeft(r)) {
+        const r = commit(input, clock.currentTimeMillisUnsafe())
+        if (Result.isFailure(r)) {
           release()
-          return Effect.fail(r.left)
+          return Effect.fail(r.failure)
         }
-        const event = r.right
+        const event = r.success
         if (state.observers.length === 0) {
           release()
           return Effect.succeed(event)
@@ -509,8 +486,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         // nothing at or above `published` was dropped (dropping follows publication)
         const event = state.log[published - state.dropped] as SessionEvent
         published++
-        Queue.unsafeOffer(pubsub, event)
-        return Effect.zipRight(notify(event), publishBacklog())
+        PubSub.publishUnsafe(pubsub, event)
+        return Effect.andThen(notify(event), publishBacklog())
       })
     /**
      * Drops from memory the chunk events cited by the `assistant/message` events persisted and
@@ -562,7 +539,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     }
 
     const persistAndPublish = (p: Effect.Effect<void, SessionError>): Effect.Effect<void, SessionError> =>
-      Effect.zipRight(p, Effect.zipRight(publishBacklog(), Effect.sync(dropPersistedChunks)))
+      Effect.andThen(p, Effect.andThen(publishBacklog(), Effect.sync(dropPersistedChunks)))
 
     /** Every event so far: the held ones, and the dropped chunks read back from the stored log. */
     const readBack = (read: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>) =>
@@ -600,16 +577,16 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const commitAll = (batch: Batch, clock: Clock.Clock): { readonly out: Array<SessionEvent>; readonly failure: SessionError | undefined } => {
       const out: Array<SessionEvent> = []
       for (let i = 0; i < batch.length; i++) {
-        const r = batch.commit(i, clock.unsafeCurrentTimeMillis())
-        if (Either.isLeft(r)) return { out, failure: r.left }
-        out.push(r.right)
+        const r = batch.commit(i, clock.currentTimeMillisUnsafe())
+        if (Result.isFailure(r)) return { out, failure: r.failure }
+        out.push(r.success)
       }
       return { out, failure: undefined }
     }
 
     /** After a synchronous write: offers every unpublished event to `changes` (no observer to run), drops persisted chunks. */
     const publishWritten = (): void => {
-      while (published < state.length) Queue.unsafeOffer(pubsub, state.log[published++ - state.dropped] as SessionEvent)
+      while (published < state.length) PubSub.publishUnsafe(pubsub, state.log[published++ - state.dropped] as SessionEvent)
       dropPersistedChunks()
     }
 
@@ -637,7 +614,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         }
         const done = persistAndPublish(p)
         return Effect.ensuring(
-          failure === undefined ? Effect.as(done, out) : Effect.zipRight(done, Effect.fail(failure)),
+          failure === undefined ? Effect.as(done, out) : Effect.andThen(done, Effect.fail(failure)),
           releaseLock
         )
       })
@@ -651,7 +628,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
           state.holding = true
           return underLockThrough(p, batch)
         }
-        return Effect.zipRight(restore(waitForLock), underLockThrough(p, batch))
+        return Effect.andThen(restore(waitForLock), underLockThrough(p, batch))
       })
 
     // Slow path: take the lock (synchronously when free), commit and publish uninterruptibly.
@@ -661,13 +638,13 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
           state.holding = true
           return underLock(input)
         }
-        return Effect.zipRight(restore(waitForLock), underLock(input))
+        return Effect.andThen(restore(waitForLock), underLock(input))
       })
 
     // Fast path: nobody holds the lock and nobody observes, so validation, commit and the PubSub
     // offer are one synchronous step (atomic; no publication can interleave).
     const fast = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
-      Effect.clockWith((clock) => commit(input, clock.unsafeCurrentTimeMillis()))
+      Effect.clockWith((clock) => Effect.fromResult(commit(input, clock.currentTimeMillisUnsafe())))
 
     /**
      * The streaming hot path (issue 20): with nothing in the way (lock free, no publication, no
@@ -687,7 +664,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
           publishWritten()
           return settled
         }
-        if (now === "later") return Effect.zipRight(backlogThrough(persist as Effect.Effect<void, SessionError>), settled)
+        if (now === "later") return Effect.andThen(backlogThrough(persist as Effect.Effect<void, SessionError>), settled)
         return Effect.fail(now)
       })
 
@@ -702,7 +679,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
           state.holding = true
           return run
         }
-        return Effect.zipRight(restore(waitForLock), run)
+        return Effect.andThen(restore(waitForLock), run)
       })
 
     const throughOne = (p: Effect.Effect<void, SessionError>, input: AppendInput) =>
@@ -710,8 +687,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
 
     const append = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> => {
       if (state.activePublications > 0) {
-        return Effect.flatMap(FiberRef.get(publishing), (holder) =>
-          holder.tokens.some((t) => t.owner === owner && t.active)
+        return Effect.flatMap(Effect.service(publishing), (tokens) =>
+          tokens.some((t) => t.owner === owner && t.active)
             ? Effect.failSync(reentrant)
             : persist === undefined
             ? locked(input)
@@ -734,8 +711,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         // an empty batch is a flush point: it retries an unsaved backlog and publishes it
         if (batch.length === 0 && published >= state.length) return Effect.succeed([])
         if (state.activePublications === 0) return through(persist, batch)
-        return Effect.flatMap(FiberRef.get(publishing), (holder) =>
-          holder.tokens.some((t) => t.owner === owner && t.active) ? Effect.failSync(reentrant) : through(persist, batch))
+        return Effect.flatMap(Effect.service(publishing), (tokens) =>
+          tokens.some((t) => t.owner === owner && t.active) ? Effect.failSync(reentrant) : through(persist, batch))
       }
       if (state.activePublications > 0 || state.holding || state.observers.length > 0) {
         return Effect.forEach(Array.from({ length: batch.length }, (_, i) => batch.input(i)), append)
@@ -743,9 +720,9 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       return Effect.clockWith((clock) => {
         const out: Array<SessionEvent> = new Array(batch.length)
         for (let i = 0; i < batch.length; i++) {
-          const r = batch.commit(i, clock.unsafeCurrentTimeMillis())
-          if (Either.isLeft(r)) return Effect.fail(r.left)
-          out[i] = r.right
+          const r = batch.commit(i, clock.currentTimeMillisUnsafe())
+          if (Result.isFailure(r)) return Effect.fail(r.failure)
+          out[i] = r.success
         }
         return Effect.succeed(out)
       })

@@ -45,7 +45,7 @@ export type SessionErrorCode =
  * @category errors
  */
 export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
-  code: Schema.Literal(
+  code: Schema.Literals([
     "INVALID_EVENT",
     "LEGACY_EVENT",
     "REENTRANT_APPEND",
@@ -61,15 +61,15 @@ export class SessionError extends Schema.TaggedError<SessionError>()("SessionErr
     "NO_PERSISTENCE",
     "PERSISTENCE_FAILED",
     "IO"
-  ),
+  ]),
   message: Schema.String,
-  sessionId: Schema.optionalWith(Schema.String, { exact: true }),
-  file: Schema.optionalWith(Schema.String, { exact: true }),
-  line: Schema.optionalWith(Schema.Number, { exact: true }),
-  osCode: Schema.optionalWith(Schema.String, { exact: true }),
+  sessionId: Schema.optionalKey(Schema.String),
+  file: Schema.optionalKey(Schema.String),
+  line: Schema.optionalKey(Schema.Number),
+  osCode: Schema.optionalKey(Schema.String),
   /** the behaviour rules the failure cites (`docs/behaviour/`), for debugging; never part of `message` */
-  rule: Schema.optionalWith(Schema.String, { exact: true }),
-  cause: Schema.optionalWith(Schema.Defect, { exact: true })
+  rule: Schema.optionalKey(Schema.String),
+  cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
 // a rule citation inside a message: "S-21: …", "… (S-12)", "…, before a later turn/end (D-5)"

@@ -325,10 +325,10 @@ export const is = <K extends EventType>(type: K) => (event: { readonly type: str
 // lossless JSON. Unknown event types are not described here: any lossless-JSON `data` is
 // accepted for them (see `Validate`).
 
-const NonNegativeInt = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
-const NonEmpty = Schema.String.pipe(Schema.minLength(1))
+const NonNegativeInt = Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
+const NonEmpty = Schema.String.check(Schema.isMinLength(1))
 
-const openMember = <A>(known: ReadonlySet<string>, identifier: string): Schema.Schema<A> =>
+const openMember = <A>(known: ReadonlySet<string>, identifier: string): Schema.Codec<A> =>
   Schema.declare(
     (u: unknown): u is A =>
       typeof u === "object" && u !== null && !Array.isArray(u) &&
@@ -343,10 +343,10 @@ const openMember = <A>(known: ReadonlySet<string>, identifier: string): Schema.S
  * @since 0.1.0
  * @category schemas
  */
-export const TurnTriggerSchema: Schema.Schema<TurnTrigger> = Schema.Union(
-  Schema.Struct({ kind: Schema.Literal("message", "injection"), source: Message.MessageSource }),
+export const TurnTriggerSchema: Schema.Codec<TurnTrigger> = Schema.Union([
+  Schema.Struct({ kind: Schema.Literals(["message", "injection"]), source: Message.MessageSource }),
   openMember<TurnTrigger>(new Set(["message", "injection"]), "ExtensionTurnTrigger")
-).annotations({ identifier: "TurnTrigger" })
+]).annotate({ identifier: "TurnTrigger" })
 
 /**
  * Schema of {@link TurnEndReason} (open).
@@ -354,21 +354,20 @@ export const TurnTriggerSchema: Schema.Schema<TurnTrigger> = Schema.Union(
  * @since 0.1.0
  * @category schemas
  */
-export const TurnEndReasonSchema: Schema.Schema<TurnEndReason> = Schema.Union(
-  Schema.Struct({ kind: Schema.Literal("completed", "max-tokens", "disposed", "interrupted") }),
-  Schema.Struct({ kind: Schema.Literal("aborted"), reason: Schema.optionalWith(Schema.String, { exact: true }) }),
+export const TurnEndReasonSchema: Schema.Codec<TurnEndReason> = Schema.Union([
+  Schema.Struct({ kind: Schema.Literals(["completed", "max-tokens", "disposed", "interrupted"]) }),
+  Schema.Struct({ kind: Schema.Literal("aborted"), reason: Schema.optionalKey(Schema.String) }),
   Schema.Struct({
     kind: Schema.Literal("error"),
     step: NonNegativeInt,
     message: Schema.String,
-    code: Schema.optionalWith(Schema.String, { exact: true })
+    code: Schema.optionalKey(Schema.String)
   }),
   Schema.Struct({ kind: Schema.Literal("rejected"), reason: Schema.String }),
   openMember<TurnEndReason>(
     new Set(["completed", "max-tokens", "disposed", "interrupted", "aborted", "error", "rejected"]),
     "ExtensionTurnEndReason"
-  )
-).annotations({ identifier: "TurnEndReason" })
+  )]).annotate({ identifier: "TurnEndReason" })
 
 /**
  * Schema of the call config inside a logged header: `provider` and `model` must be non-empty (S-11).
@@ -376,12 +375,12 @@ export const TurnEndReasonSchema: Schema.Schema<TurnEndReason> = Schema.Union(
  * @since 0.1.0
  * @category schemas
  */
-export const HeaderConfigSchema: Schema.Schema<Message.LlmCallConfig> = Schema.Struct({
+export const HeaderConfigSchema: Schema.Codec<Message.LlmCallConfig> = Schema.Struct({
   provider: NonEmpty,
   model: NonEmpty,
-  temperature: Schema.optionalWith(Schema.Number.pipe(Schema.finite()), { exact: true }),
-  maxTokens: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.positive()), { exact: true }),
-  stop: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+  temperature: Schema.optionalKey(Schema.Number.check(Schema.isFinite())),
+  maxTokens: Schema.optionalKey(Schema.Number.check(Schema.isInt(), Schema.isGreaterThan(0))),
+  stop: Schema.optionalKey(Schema.Array(Schema.String))
 })
 
 /**
@@ -392,10 +391,10 @@ export const HeaderConfigSchema: Schema.Schema<Message.LlmCallConfig> = Schema.S
  */
 export const EpochHeaderSchema = Schema.Struct({
   config: HeaderConfigSchema,
-  system: Schema.optionalWith(Schema.String, { exact: true }),
-  tools: Schema.optionalWith(Schema.Array(Message.ToolSchema), { exact: true }),
-  messagePrefix: Schema.optionalWith(Schema.Array(Message.Message), { exact: true })
-}).annotations({ identifier: "EpochHeader" })
+  system: Schema.optionalKey(Schema.String),
+  tools: Schema.optionalKey(Schema.Array(Message.ToolSchema)),
+  messagePrefix: Schema.optionalKey(Schema.Array(Message.Message))
+}).annotate({ identifier: "EpochHeader" })
 
 /**
  * Schema of assistant provenance inside the log: `provider` and `model` must be non-empty (S-11).
@@ -403,15 +402,15 @@ export const EpochHeaderSchema = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const LoggedProvenanceSchema: Schema.Schema<Message.Provenance> = Schema.Struct({
+export const LoggedProvenanceSchema: Schema.Codec<Message.Provenance> = Schema.Struct({
   provider: NonEmpty,
   model: NonEmpty,
-  replayState: Schema.optionalWith(Json.Json, { exact: true })
+  replayState: Schema.optionalKey(Json.Json)
 })
 
 const Blocks = Schema.Array(ContentBlock.ContentBlock)
 /** a cost in USD: finite, not negative */
-const Cost = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
+const Cost = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Source = Message.MessageSource
 
 /**
@@ -430,7 +429,7 @@ export const payloadSchemas = {
   "context/message": Schema.Struct({
     content: Blocks,
     source: Source,
-    meta: Schema.optionalWith(Json.Json, { exact: true })
+    meta: Schema.optionalKey(Json.Json)
   }),
   "assistant/chunk": Schema.Struct({ turn: NonNegativeInt, step: NonNegativeInt, chunk: StreamChunk.StreamChunk }),
   "assistant/message": Schema.Struct({
@@ -438,8 +437,8 @@ export const payloadSchemas = {
     step: NonNegativeInt,
     content: Blocks,
     provenance: LoggedProvenanceSchema,
-    usage: Schema.optionalWith(Message.TokenUsage, { exact: true }),
-    cost: Schema.optionalWith(Cost, { exact: true })
+    usage: Schema.optionalKey(Message.TokenUsage),
+    cost: Schema.optionalKey(Cost)
   }),
   "tool/call": Schema.Struct({
     turn: NonNegativeInt,
@@ -454,23 +453,23 @@ export const payloadSchemas = {
     callId: ContentBlock.CallId,
     content: Blocks,
     isError: Schema.Boolean,
-    error: Schema.optionalWith(Schema.Struct({ name: Schema.String, code: Schema.String }), { exact: true }),
-    meta: Schema.optionalWith(Json.Json, { exact: true })
+    error: Schema.optionalKey(Schema.Struct({ name: Schema.String, code: Schema.String })),
+    meta: Schema.optionalKey(Json.Json)
   }),
   "steering/message": Schema.Struct({ turn: NonNegativeInt, content: Blocks, source: Source }),
   "request/header": Schema.Struct({
     header: EpochHeaderSchema,
-    reason: Schema.Literal("initial", "resume", "change")
+    reason: Schema.Literals(["initial", "resume", "change"])
   }),
   "todo/write": Schema.Struct({
     todos: Schema.Array(Schema.Struct({
       content: Schema.String,
-      status: Schema.Literal("pending", "in_progress", "completed")
+      status: Schema.Literals(["pending", "in_progress", "completed"])
     }))
   }),
   "compact/start": Schema.Struct({
     turn: NonNegativeInt,
-    trigger: Schema.Literal("threshold", "overflow", "manual"),
+    trigger: Schema.Literals(["threshold", "overflow", "manual"]),
     pressureTokens: NonNegativeInt,
     contextWindow: NonNegativeInt
   }),
@@ -480,20 +479,20 @@ export const payloadSchemas = {
     model: Schema.String,
     maxTokens: NonNegativeInt,
     instruction: Schema.String,
-    shadowedSeqs: Schema.Tuple(NonNegativeInt, NonNegativeInt),
+    shadowedSeqs: Schema.Tuple([NonNegativeInt, NonNegativeInt]),
     range: Schema.Struct({ start: NonNegativeInt, end: NonNegativeInt }),
     shadowedTokens: NonNegativeInt,
     summary: Schema.String,
     rawOutput: Schema.String,
-    usage: Schema.optionalWith(Message.TokenUsage, { exact: true }),
-    cost: Schema.optionalWith(Cost, { exact: true }),
+    usage: Schema.optionalKey(Message.TokenUsage),
+    cost: Schema.optionalKey(Cost),
     droppedCitations: NonNegativeInt
   }),
   "compact/end": Schema.Struct({
     turn: NonNegativeInt,
     pressureBefore: NonNegativeInt,
     pressureAfter: NonNegativeInt,
-    error: Schema.optionalWith(Schema.Struct({ code: Schema.String, message: Schema.String }), { exact: true })
+    error: Schema.optionalKey(Schema.Struct({ code: Schema.String, message: Schema.String }))
   }),
   "model/notice": Schema.Struct({
     provider: Schema.String,
@@ -525,10 +524,10 @@ export const isCoreType = (type: string): type is CoreType => Object.prototype.h
  * @since 0.1.0
  * @category schemas
  */
-export const SurfaceOpSchema: Schema.Schema<SurfaceOp> = Schema.Union(
+export const SurfaceOpSchema: Schema.Codec<SurfaceOp> = Schema.Union([
   Schema.Literal("append"),
   Schema.Struct({ op: Schema.Literal("replace"), start: NonNegativeInt, end: NonNegativeInt })
-)
+])
 
 /**
  * Schema of a stored event envelope, with the payload as an arbitrary lossless-JSON value (the persisted unit,
@@ -542,9 +541,9 @@ export const EnvelopeSchema = Schema.Struct({
   seq: NonNegativeInt,
   time: NonNegativeInt,
   data: Json.Json,
-  surfaceOp: Schema.optionalWith(SurfaceOpSchema, { exact: true }),
-  sourceEventSeqs: Schema.optionalWith(Schema.Array(NonNegativeInt), { exact: true })
-}).annotations({ identifier: "SessionEvent" })
+  surfaceOp: Schema.optionalKey(SurfaceOpSchema),
+  sourceEventSeqs: Schema.optionalKey(Schema.Array(NonNegativeInt))
+}).annotate({ identifier: "SessionEvent" })
 
 /**
  * Schema of {@link SessionHeader} (S-12): version `0`, `cwd` absolute, `seedLength` a
@@ -557,12 +556,9 @@ export const SessionHeaderSchema = Schema.Struct({
   version: Schema.Literal(0),
   id: Message.SessionId,
   createdAt: NonNegativeInt,
-  cwd: Schema.optionalWith(
-    Schema.String.pipe(Schema.filter((s) => s.startsWith("/") || /^[A-Za-z]:[\\/]/.test(s), {
-      message: () => "cwd must be an absolute path"
-    })),
-    { exact: true }
+  cwd: Schema.optionalKey(
+    Schema.String.check(Schema.makeFilter((s: string) => s.startsWith("/") || /^[A-Za-z]:[\\/]/.test(s) ? undefined : "cwd must be an absolute path"))
   ),
-  parentSession: Schema.optionalWith(Message.SessionId, { exact: true }),
-  seedLength: Schema.optionalWith(NonNegativeInt, { exact: true })
-}).annotations({ identifier: "SessionHeader" })
+  parentSession: Schema.optionalKey(Message.SessionId),
+  seedLength: Schema.optionalKey(NonNegativeInt)
+}).annotate({ identifier: "SessionHeader" })

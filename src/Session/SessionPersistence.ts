@@ -152,7 +152,6 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class SessionPersistence extends Context.Tag("effect-harness/Session/SessionPersistence")<
-  SessionPersistence,
-  Service
->() {}
+export class SessionPersistence extends Context.Service<SessionPersistence, Service>()(
+  "effect-harness/Session/SessionPersistence"
+) {}

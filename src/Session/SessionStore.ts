@@ -38,10 +38,10 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import * as GenAi from "../Llm/GenAi.js"
 import type { SessionId } from "../Llm/Message.js"
 import * as Fork from "./Fork.js"
@@ -115,12 +115,12 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class SessionStore extends Context.Tag("effect-harness/Session/SessionStore")<SessionStore, Service>() {}
+export class SessionStore extends Context.Service<SessionStore, Service>()("effect-harness/Session/SessionStore") {}
 
 interface Entry {
   readonly session: Session.Session
   readonly buffer: Array<SessionEvent>
-  readonly flushLock: Effect.Semaphore
+  readonly flushLock: Semaphore.Semaphore
   /** drains running or waiting for `flushLock` (a synchronous write must not overtake them) */
   draining: number
   /** how many events at the head of `buffer` did not come from the session's commits (a fork seed) */
@@ -222,7 +222,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
           })
         }
         const buffer: Array<SessionEvent> = [...initialBuffer]
-        const flushLock = yield* Effect.makeSemaphore(1)
+        const flushLock = yield* Semaphore.make(1)
         // the entry exists before the session: its persist hook writes through this entry
         const holder: { entry?: Entry } = {}
         const persist: Pick<Session.MakeOptions, "persist" | "persistNow" | "stored"> = {
@@ -241,7 +241,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       }),
       (entry) =>
         traceFlush(GenAi.SpanName.release, header.id, entry, drain(header.id, entry, true)).pipe(
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.logError(
               `session ${header.id}: ${entry.buffer.length} event(s) could not be persisted at release`,
               error
@@ -259,8 +259,8 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
    */
   const guarded = <A>(body: Effect.Effect<A, SessionError, Scope.Scope>): Effect.Effect<A, SessionError, Scope.Scope> =>
     Effect.flatMap(Effect.scope, (parent) =>
-      Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (child) =>
-        Effect.onError(Scope.extend(body, child), (cause) => Scope.close(child, Exit.failCause(cause)))))
+      Effect.flatMap(Scope.fork(parent, "sequential"), (child) =>
+        Effect.onError(Scope.provide(body, child), (cause) => Scope.close(child, Exit.failCause(cause)))))
 
   const create = Effect.fn("SessionStore.create")((options: CreateOptions = {}) =>
     Effect.gen(function*() {
@@ -342,23 +342,27 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
     flush: (id: string) =>
       Effect.flatMap(entryOf(id), (entry) =>
         // through the session: a backlog left by a failed write is retried and then published
-        traceFlush(GenAi.SpanName.flush, id, entry, Effect.zipRight(entry.session.appendAll([]), drain(id, entry, true)))),
+        traceFlush(GenAi.SpanName.flush, id, entry, Effect.andThen(entry.session.appendAll([]), drain(id, entry, true)))),
     pending: (id) => Effect.map(entryOf(id), (e) => e.buffer.length)
   })
 })
 
 /**
- * The store over the `SessionPersistence` in context.
+ * The store over the `SessionPersistence` in context. Fresh at every use (Effect 4 reuses a layer
+ * an enclosing `provide` already built): each store it provides has its own live registry, and
+ * two stores never share one because they were provided one inside the other. Compose it once
+ * (`layer.pipe(Layer.provide(backend))`) and provide that value to share one store.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<SessionStore, never, SessionPersistence> = Layer.effect(SessionStore, make)
+export const layer: Layer.Layer<SessionStore, never, SessionPersistence> = Layer.fresh(Layer.effect(SessionStore, make))
 
 /**
- * The store over a fresh in-memory backend (tests, offline demos).
+ * The store over a fresh in-memory backend (tests, offline demos): a new store and backend at
+ * every use, like {@link layer}.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<SessionStore> = layer.pipe(Layer.provide(Memory.layer))
+export const layerMemory: Layer.Layer<SessionStore> = Layer.fresh(layer.pipe(Layer.provide(Memory.layer)))

@@ -20,8 +20,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Json from "../Llm/Json.js"
 import * as ChunkFastPath from "./ChunkFastPath.js"
@@ -41,7 +40,7 @@ const storedKeys: ReadonlySet<string> = new Set(["type", "seq", "time", "data", 
 const vouched = new WeakSet<ReadonlyArray<SessionEvent>>()
 
 const guards: Record<string, (u: unknown) => boolean> = {}
-for (const [type, schema] of Object.entries(payloadSchemas)) guards[type] = Schema.is(schema as Schema.Schema.AnyNoContext)
+for (const [type, schema] of Object.entries(payloadSchemas)) guards[type] = Schema.is(schema as Schema.Top)
 
 const isSafeNat = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
 
@@ -79,10 +78,10 @@ export const checkPayload = (where: string, type: string, data: Json.Json): Sess
   if (type === "assistant/chunk" && ChunkFastPath.isChunkPayload(data)) return undefined
   const guard = guards[type] as (u: unknown) => boolean
   if (guard(data)) return undefined
-  const schema = payloadSchemas[type] as Schema.Schema.AnyNoContext
-  const detail = Either.match(ParseResult.validateEither(schema)(data), {
-    onLeft: (e) => ParseResult.TreeFormatter.formatIssueSync(e),
-    onRight: () => "invalid payload"
+  const schema = payloadSchemas[type] as Schema.Top
+  const detail = Result.match(Schema.decodeUnknownResult(schema as Schema.Codec<unknown, unknown>)(data), {
+    onFailure: (e) => e.message,
+    onSuccess: () => "invalid payload"
   })
   return invalid(where, `invalid ${type} payload: ${detail}`)
 }
@@ -99,9 +98,9 @@ export const appendInput = (
   input: unknown,
   seq: number,
   time: number
-): Either.Either<SessionEvent, SessionError.SessionError> => {
+): Result.Result<SessionEvent, SessionError.SessionError> => {
   const fast = ChunkFastPath.chunkEvent(input, seq, time)
-  if (fast !== undefined) return Either.right(fast as SessionEvent)
+  if (fast !== undefined) return Result.succeed(fast as SessionEvent)
   return appendInputGeneric(surface, input, seq, time)
 }
 
@@ -117,37 +116,37 @@ export const appendInputGeneric = (
   input: unknown,
   seq: number,
   time: number
-): Either.Either<SessionEvent, SessionError.SessionError> => {
+): Result.Result<SessionEvent, SessionError.SessionError> => {
   const snap = Json.snapshot(input)
-  if (Either.isLeft(snap)) {
-    return Either.left(invalid(`append (${describeType(input)})`, `S-3: ${snap.left.message}`))
+  if (Result.isFailure(snap)) {
+    return Result.fail(invalid(`append (${describeType(input)})`, `S-3: ${snap.failure.message}`))
   }
-  const value = snap.right
+  const value = snap.success
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return Either.left(invalid("append", "an event must be an object"))
+    return Result.fail(invalid("append", "an event must be an object"))
   }
   const obj = value as Json.JsonObject
   const type = obj["type"]
   if (typeof type !== "string" || type.length === 0) {
-    return Either.left(invalid("append", "type must be a non-empty string"))
+    return Result.fail(invalid("append", "type must be a non-empty string"))
   }
   const where = `append (${type})`
   for (const key of Object.keys(obj)) {
-    if (!appendKeys.has(key)) return Either.left(invalid(where, `unexpected envelope key "${key}"`))
+    if (!appendKeys.has(key)) return Result.fail(invalid(where, `unexpected envelope key "${key}"`))
   }
-  if (!("data" in obj)) return Either.left(invalid(where, "data is required"))
+  if (!("data" in obj)) return Result.fail(invalid(where, "data is required"))
   const data = obj["data"] as Json.Json
   const payloadError = checkPayload(where, type, data)
-  if (payloadError !== undefined) return Either.left(payloadError)
+  if (payloadError !== undefined) return Result.fail(payloadError)
   const size = EventSize.oversize(data)
   if (size !== undefined) {
-    return Either.left(invalid(where, `the event is ${size} bytes, over the limit of ${EventSize.MAX_EVENT_BYTES} bytes for one event`))
+    return Result.fail(invalid(where, `the event is ${size} bytes, over the limit of ${EventSize.MAX_EVENT_BYTES} bytes for one event`))
   }
   const surfaceOp = obj["surfaceOp"]
   const sources = obj["sourceEventSeqs"]
   const surfaceError = Surface.check(surface, type, surfaceOp, sources, seq)
-  if (surfaceError !== undefined) return Either.left(invalid(where, surfaceError))
-  return Either.right(build(type, seq, time, data, surfaceOp, sources))
+  if (surfaceError !== undefined) return Result.fail(invalid(where, surfaceError))
+  return Result.succeed(build(type, seq, time, data, surfaceOp, sources))
 }
 
 const build = (
@@ -193,9 +192,9 @@ export const storedEvent = (
   raw: unknown,
   expectedSeq: number,
   surface?: Surface.State
-): Either.Either<SessionEvent, SessionError.SessionError> => {
+): Result.Result<SessionEvent, SessionError.SessionError> => {
   const fast = ChunkFastPath.storedChunkEvent(raw, expectedSeq)
-  if (fast !== undefined) return Either.right(fast as SessionEvent)
+  if (fast !== undefined) return Result.succeed(fast as SessionEvent)
   return storedEventGeneric(raw, expectedSeq, surface)
 }
 
@@ -210,45 +209,45 @@ export const storedEventGeneric = (
   raw: unknown,
   expectedSeq: number,
   surface?: Surface.State
-): Either.Either<SessionEvent, SessionError.SessionError> => {
+): Result.Result<SessionEvent, SessionError.SessionError> => {
   const snap = Json.snapshot(raw)
-  if (Either.isLeft(snap)) {
-    return Either.left(invalid(`event ${expectedSeq} (${describeType(raw)})`, `S-3: ${snap.left.message}`))
+  if (Result.isFailure(snap)) {
+    return Result.fail(invalid(`event ${expectedSeq} (${describeType(raw)})`, `S-3: ${snap.failure.message}`))
   }
-  const value = snap.right
+  const value = snap.success
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return Either.left(invalid(`event ${expectedSeq}`, "an event must be an object"))
+    return Result.fail(invalid(`event ${expectedSeq}`, "an event must be an object"))
   }
   const obj = value as Json.JsonObject
   const type = obj["type"]
   if (typeof type !== "string" || type.length === 0) {
-    return Either.left(invalid(`event ${expectedSeq}`, "S-11: type must be a non-empty string"))
+    return Result.fail(invalid(`event ${expectedSeq}`, "S-11: type must be a non-empty string"))
   }
   const where = `event ${expectedSeq} (${type})`
   for (const key of Object.keys(obj)) {
-    if (!storedKeys.has(key)) return Either.left(invalid(where, `S-11: unexpected envelope key "${key}"`))
+    if (!storedKeys.has(key)) return Result.fail(invalid(where, `S-11: unexpected envelope key "${key}"`))
   }
   const seq = obj["seq"]
   const time = obj["time"]
-  if (!isSafeNat(seq)) return Either.left(invalid(where, "S-11: seq must be a non-negative safe integer"))
-  if (!isSafeNat(time)) return Either.left(invalid(where, "S-11: time must be a non-negative safe integer"))
-  if (seq !== expectedSeq) return Either.left(invalid(where, `S-11: seq ${seq} must equal its index ${expectedSeq}`))
-  if (!("data" in obj)) return Either.left(invalid(where, "S-11: data is required"))
+  if (!isSafeNat(seq)) return Result.fail(invalid(where, "S-11: seq must be a non-negative safe integer"))
+  if (!isSafeNat(time)) return Result.fail(invalid(where, "S-11: time must be a non-negative safe integer"))
+  if (seq !== expectedSeq) return Result.fail(invalid(where, `S-11: seq ${seq} must equal its index ${expectedSeq}`))
+  if (!("data" in obj)) return Result.fail(invalid(where, "S-11: data is required"))
   const data = obj["data"] as Json.Json
   const payloadError = checkPayload(where, type, data)
-  if (payloadError !== undefined) return Either.left(payloadError)
+  if (payloadError !== undefined) return Result.fail(payloadError)
   const size = EventSize.oversize(data)
   if (size !== undefined) {
-    return Either.left(invalid(where, `the event is ${size} bytes, over the limit of ${EventSize.MAX_EVENT_BYTES} bytes for one event`))
+    return Result.fail(invalid(where, `the event is ${size} bytes, over the limit of ${EventSize.MAX_EVENT_BYTES} bytes for one event`))
   }
   const surfaceOp = obj["surfaceOp"]
   const sources = obj["sourceEventSeqs"]
   const surfaceError = Surface.check(surface ?? Surface.makeState(), type, surfaceOp, sources, seq)
   // without a surface, replace endpoints cannot be resolved: only S-5..S-7 shape rules apply
   if (surfaceError !== undefined && (surface !== undefined || !surfaceError.startsWith("S-8"))) {
-    return Either.left(invalid(where, surfaceError))
+    return Result.fail(invalid(where, surfaceError))
   }
-  return Either.right(build(type, seq, time, data, surfaceOp, sources))
+  return Result.succeed(build(type, seq, time, data, surfaceOp, sources))
 }
 
 /**
@@ -261,15 +260,15 @@ export const storedEventGeneric = (
 export const seedInto = (
   surface: Surface.State,
   events: ReadonlyArray<unknown>
-): Either.Either<ReadonlyArray<SessionEvent>, SessionError.SessionError> => {
+): Result.Result<ReadonlyArray<SessionEvent>, SessionError.SessionError> => {
   const out: Array<SessionEvent> = new Array(events.length)
   for (let i = 0; i < events.length; i++) {
     const r = storedEvent(events[i], i, surface)
-    if (Either.isLeft(r)) return Either.left(r.left)
-    Surface.apply(surface, r.right)
-    out[i] = r.right
+    if (Result.isFailure(r)) return Result.fail(r.failure)
+    Surface.apply(surface, r.success)
+    out[i] = r.success
   }
-  return Either.right(Object.freeze(out))
+  return Result.succeed(Object.freeze(out))
 }
 
 /**
@@ -281,7 +280,7 @@ export const seedInto = (
  */
 export const seed = (
   events: ReadonlyArray<unknown>
-): Either.Either<ReadonlyArray<SessionEvent>, SessionError.SessionError> => seedInto(Surface.makeState(), events)
+): Result.Result<ReadonlyArray<SessionEvent>, SessionError.SessionError> => seedInto(Surface.makeState(), events)
 
 /**
  * Validates a persisted batch (D-3): each event per {@link storedEvent} (without surface
@@ -293,7 +292,7 @@ export const seed = (
 export const batch = (
   events: ReadonlyArray<unknown>,
   nextSeq: number
-): Either.Either<ReadonlyArray<SessionEvent>, SessionError.SessionError> => {
+): Result.Result<ReadonlyArray<SessionEvent>, SessionError.SessionError> => {
   const out: Array<SessionEvent> = new Array(events.length)
   const trusted = vouched.has(events as ReadonlyArray<SessionEvent>)
   for (let i = 0; i < events.length; i++) {
@@ -306,7 +305,7 @@ export const batch = (
       seqOf = undefined
     }
     if (seqOf !== expected) {
-      return Either.left(
+      return Result.fail(
         SessionError.make(
           "OUT_OF_SEQUENCE",
           `event ${i} of the batch (${describeType(raw)}) has seq ${String(seqOf)}; expected ${expected}`
@@ -320,8 +319,8 @@ export const batch = (
       continue
     }
     const r = storedEvent(raw, expected)
-    if (Either.isLeft(r)) return Either.left(r.left)
-    out[i] = r.right
+    if (Result.isFailure(r)) return Result.fail(r.failure)
+    out[i] = r.success
   }
-  return Either.right(Object.freeze(out))
+  return Result.succeed(Object.freeze(out))
 }

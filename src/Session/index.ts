@@ -1,7 +1,8 @@
 /**
  * The session log: events, the live session, surface, verbatim projection, request header and
  * reconstruction, fork, crash repair, the session store and the JSONL and in-memory backends. The SQLite backend
- * (a native addon) has its own entry, `effect-harness/sqlite`, so users of the other backends never load it.
+ * (over Node's built-in `node:sqlite`) has its own entry, `effect-harness/sqlite`, so users of the other
+ * backends never load it.
  *
  * @since 0.1.0
  */

@@ -72,6 +72,6 @@ export const fromEnv = (env: Readonly<Record<string, string | undefined>>): Expo
 export const layerFromEnv = (env: Readonly<Record<string, string | undefined>>): Layer.Layer<never> => {
   const options = fromEnv(env)
   if (options === undefined) return Layer.empty
-  const exporter = Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./Otlp.js")), (m) => m.layer(options)))
+  const exporter = Layer.unwrap(Effect.map(Effect.promise(() => import("./Otlp.js")), (m) => m.layer(options)))
   return options.captureContent ? Layer.merge(exporter, Layer.succeed(GenAi.CaptureContent, true)) : exporter
 }

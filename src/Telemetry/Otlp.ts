@@ -1,12 +1,12 @@
 /**
  * OTLP/HTTP export of the harness's traces, metrics and logs (issue 19), over Effect's own OTLP exporter
- * (`@effect/opentelemetry/Otlp`: no OpenTelemetry SDK needed at run time). Embedders provide {@link layer} next to
+ * (`effect/observability/Otlp`: no OpenTelemetry SDK needed at run time). Embedders provide {@link layer} next to
  * their agents; the CLI provides it from the standard `OTEL_*` variables ({@link Config}).
  *
  * @since 0.2.0
  */
-import * as Otlp from "@effect/opentelemetry/Otlp"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Otlp from "effect/observability/Otlp"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import packageJson from "../../package.json" with { type: "json" }

@@ -1,9 +1,8 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -82,19 +81,18 @@ const decode = (sse: string) =>
   Stream.make(new TextEncoder().encode(sse)).pipe(
     Anthropic.decodeResponse("anthropic"),
     Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
-    Effect.either
+    Effect.result
   )
 
 const live = <A, E>(
-  effect: Effect.Effect<A, E, import("@effect/platform/HttpClient").HttpClient | import("effect/Scope").Scope>
+  effect: Effect.Effect<A, E, import("effect/http/HttpClient").HttpClient | import("effect/Scope").Scope>
 ) => effect.pipe(Effect.provide(NodeHttpClient.layerUndici))
 
 describe("Anthropic request mapping", () => {
   it.effect("body: model, default max_tokens 8192, system, tools as input_schema, temperature, stop_sequences, stream", () =>
     Effect.gen(function*() {
       const tool = { name: "read", description: "Read", parameters: { type: "object", properties: { path: { type: "string" } } } }
-      const body = Either.getOrThrow(
+      const body = Result.getOrThrow(
         Anthropic.buildBody(yield* resolved(), request({ system: "be brief", tools: [tool], temperature: 0.5, stop: ["X"] }))
       )
       expect(body).toEqual({
@@ -107,7 +105,7 @@ describe("Anthropic request mapping", () => {
         stop_sequences: ["X"],
         stream: true
       })
-      const minimal = Either.getOrThrow(Anthropic.buildBody(yield* resolved(), request({ tools: [], maxTokens: 99 })))
+      const minimal = Result.getOrThrow(Anthropic.buildBody(yield* resolved(), request({ tools: [], maxTokens: 99 })))
       expect(Object.keys(minimal)).toEqual(["model", "max_tokens", "messages", "stream"])
       expect(minimal["max_tokens"]).toBe(99)
     }))
@@ -115,15 +113,15 @@ describe("Anthropic request mapping", () => {
   it.effect("thinking budget → thinking {enabled, budget_tokens}; a budget not below max_tokens fails before I/O", () =>
     Effect.gen(function*() {
       const config = yield* resolved({ thinking: { budgetTokens: 4000 }, maxTokens: 16000 })
-      const body = Either.getOrThrow(Anthropic.buildBody(config, request()))
+      const body = Result.getOrThrow(Anthropic.buildBody(config, request()))
       expect(body["thinking"]).toEqual({ type: "enabled", budget_tokens: 4000 })
       expect(body["max_tokens"]).toBe(16000)
       const tooSmall = Anthropic.buildBody(config, request({ maxTokens: 4000 }))
-      expect(Either.isLeft(tooSmall) && tooSmall.left.code).toBe("INVALID_REQUEST")
+      expect(Result.isFailure(tooSmall) && tooSmall.failure.code).toBe("INVALID_REQUEST")
       // C-8: an option the provider cannot honour fails loudly before I/O
       const hot = Anthropic.buildBody(config, request({ temperature: 0.2 }))
-      expect(Either.isLeft(hot) && hot.left).toMatchObject({ code: "UNSUPPORTED_OPTION", provider: "anthropic" })
-      expect(Either.isRight(Anthropic.buildBody(config, request({ temperature: 1 })))).toBe(true)
+      expect(Result.isFailure(hot) && hot.failure).toMatchObject({ code: "UNSUPPORTED_OPTION", provider: "anthropic" })
+      expect(Result.isSuccess(Anthropic.buildBody(config, request({ temperature: 1 })))).toBe(true)
     }))
 
   it.effect("[DEC-5] whitespace-only text blocks are never replayed (Anthropic 400s on them), with or without replay state; signatures intact", () =>
@@ -135,7 +133,7 @@ describe("Anthropic request mapping", () => {
         id: "msg_1",
         blocks: [{ type: "text" }, { type: "thinking", signature: "sig-1" }, { type: "text" }]
       }
-      const messages = Either.getOrThrow(
+      const messages = Result.getOrThrow(
         Anthropic.toWireMessages({
           model,
           messages: [
@@ -164,7 +162,7 @@ describe("Anthropic request mapping", () => {
 
   it.effect("user turns: tool results first, consecutive results in ONE user turn, (no output), is_error; history system → user text", () =>
     Effect.gen(function*() {
-      const messages = Either.getOrThrow(
+      const messages = Result.getOrThrow(
         Anthropic.toWireMessages({
           model,
           messages: [
@@ -213,7 +211,7 @@ describe("Anthropic request mapping", () => {
 describe("Anthropic response translation", () => {
   it.effect("thinking → reasoning, redacted → empty reasoning, server tools kept native, tool_use args streamed; usage and replay", () =>
     Effect.gen(function*() {
-      const chunks = Either.getOrThrow(yield* decode(firstTurn))
+      const chunks = Result.getOrThrow(yield* decode(firstTurn))
       expect(chunks.slice(0, 4)).toEqual([
         StreamChunk.blockStart(0, "reasoning"),
         StreamChunk.reasoningDelta(0, "Let me "),
@@ -263,7 +261,7 @@ describe("Anthropic response translation", () => {
         stop
       ].join("")
       const assembled = yield* Stream.run(
-        Stream.fromIterable(Either.getOrThrow(yield* decode(sse))),
+        Stream.fromIterable(Result.getOrThrow(yield* decode(sse))),
         BlockAssembler.sink
       )
       expect(assembled.blocks).toEqual([ContentBlock.toolCall("t", "noargs", "{}")])
@@ -280,22 +278,22 @@ describe("Anthropic response translation", () => {
   it.effect("missing message_stop → STREAM_CLOSED; bad event JSON → MALFORMED_RESPONSE", () =>
     Effect.gen(function*() {
       const cut = yield* decode([start(), blockStart(0, { type: "text", text: "" }), blockDelta(0, { type: "text_delta", text: "x" })].join(""))
-      expect(Either.flip(cut)).toEqual(
-        Either.right(LlmError.providerError("STREAM_CLOSED", "stream ended without message_stop", { provider: "anthropic" }))
+      expect(Result.flip(cut)).toEqual(
+        Result.succeed(LlmError.providerError("STREAM_CLOSED", "stream ended without message_stop", { provider: "anthropic" }))
       )
       const bad = yield* decode(start() + "event: content_block_start\ndata: {oops\n\n" + stop)
-      expect(Either.isLeft(bad) && bad.left.code).toBe("MALFORMED_RESPONSE")
+      expect(Result.isFailure(bad) && bad.failure.code).toBe("MALFORMED_RESPONSE")
     }))
 
   it.effect("error event: before any chunk the stream FAILS (retryable SERVER); after chunks it ends in-band with usage", () =>
     Effect.gen(function*() {
       const overloaded = event("error", { error: { type: "overloaded_error", message: "Overloaded" } })
       const first = yield* decode(start() + event("ping") + overloaded)
-      expect(Either.isLeft(first)).toBe(true)
-      const error = Either.flip(first).pipe(Either.getOrThrow)
+      expect(Result.isFailure(first)).toBe(true)
+      const error = Result.flip(first).pipe(Result.getOrThrow)
       expect(error).toMatchObject({ code: "SERVER", message: "Overloaded" })
       expect(LlmError.isRetryable(error)).toBe(true)
-      const mid = Either.getOrThrow(
+      const mid = Result.getOrThrow(
         yield* decode(
           [start({ input_tokens: 17, output_tokens: 1 }), blockStart(0, { type: "text", text: "" }), blockDelta(0, { type: "text_delta", text: "Hello" }), overloaded].join("")
         )
@@ -315,7 +313,7 @@ describe("Anthropic response translation", () => {
 })
 
 describe("Anthropic over HTTP", () => {
-  it.scopedLive("AC-5 [C-6] POST <base>/v1/messages with x-api-key, anthropic-version and the attribution user-agent", () =>
+  it.live("AC-5 [C-6] POST <base>/v1/messages with x-api-key, anthropic-version and the attribution user-agent", () =>
     live(Effect.gen(function*() {
       const fake = yield* FakeProvider.make({ replies: [FakeProvider.sse(textTurn("hello"))] })
       const adapter = yield* Anthropic.make({
@@ -338,7 +336,7 @@ describe("Anthropic over HTTP", () => {
       expect(Object.keys(received?.headers ?? {}).filter((h) => h === "http-referer" || h.startsWith("x-openrouter-"))).toEqual([])
     })))
 
-  it.scopedLive("[C-7, DEC-5] multi-turn tool loop with thinking: the 2nd request carries the thinking signature unchanged", () =>
+  it.live("[C-7, DEC-5] multi-turn tool loop with thinking: the 2nd request carries the thinking signature unchanged", () =>
     live(Effect.gen(function*() {
       const fake = yield* FakeProvider.make({
         replies: [FakeProvider.sse(firstTurn, { maxPiece: 7 }), FakeProvider.sse(textTurn("a.txt says hi"))]
@@ -375,7 +373,7 @@ describe("Anthropic over HTTP", () => {
       expect(received?.rawBody).toContain(JSON.stringify("Let me check ü."))
     })))
 
-  it.scopedLive("[C-7] real capture: thinking signature of anthropic/thinking-then-tool-use-empty-input goes back byte-identical", () =>
+  it.live("[C-7] real capture: thinking signature of anthropic/thinking-then-tool-use-empty-input goes back byte-identical", () =>
     live(Effect.gen(function*() {
       if (!FakeProvider.fixturesAvailable) return
       const name = "anthropic/thinking-then-tool-use-empty-input"
@@ -400,11 +398,11 @@ describe("Anthropic over HTTP", () => {
       expect(content?.[1]).toEqual({ type: "tool_use", id: expected.blocks[1]?.id, name: "fixed_version", input: {} })
     })))
 
-  it.scopedLive("[C-7] replay state validated: mismatch → INVALID_REPLAY_STATE before I/O; another model → foreign (thinking not sent)", () =>
+  it.live("[C-7] replay state validated: mismatch → INVALID_REPLAY_STATE before I/O; another model → foreign (thinking not sent)", () =>
     live(Effect.gen(function*() {
       const fake = yield* FakeProvider.make({ replies: [FakeProvider.sse(textTurn("ok"))] })
       const adapter = yield* Anthropic.make({ apiKey: key, baseUrl: fake.url })
-      const first = yield* Stream.run(Stream.fromIterable(Either.getOrThrow(yield* decode(firstTurn))), BlockAssembler.sink)
+      const first = yield* Stream.run(Stream.fromIterable(Result.getOrThrow(yield* decode(firstTurn))), BlockAssembler.sink)
       const replayState = first.replayState ?? null
       const withContent = (content: ReadonlyArray<ContentBlock.ContentBlock>, m = model) =>
         request({ messages: [Message.user("q"), Message.assistant(content, { provider: "anthropic", model: m, replayState })] })
@@ -429,7 +427,7 @@ describe("Anthropic over HTTP", () => {
       })
     })))
 
-  it.scopedLive("HTTP errors: 529 → SERVER, 429 retry-after → RATE_LIMIT; the key never appears in messages", () =>
+  it.live("HTTP errors: 529 → SERVER, 429 retry-after → RATE_LIMIT; the key never appears in messages", () =>
     live(Effect.gen(function*() {
       const secret = Redacted.value(key)
       const fake = yield* FakeProvider.make({
@@ -451,7 +449,7 @@ describe("Anthropic over HTTP", () => {
 
   it.effect("layerConfig reads ANTHROPIC_API_KEY (missing → failure) and ANTHROPIC_BASE_URL", () =>
     Effect.gen(function*() {
-      const env = (map: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
+      const env = (map: Record<string, string>) => Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(map))
       const missing = yield* Effect.exit(Anthropic.config().pipe(env({})))
       expect(Exit.isFailure(missing)).toBe(true)
       const options = yield* Anthropic.config().pipe(env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: "http://gw.example" }))

@@ -10,12 +10,11 @@
  * The last block proves that every check of the contract can fail: each is fed the output of a
  * deliberately broken adapter (a real adapter with one fault injected) and must reject it.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
@@ -519,7 +518,7 @@ const brokenScripted = (scenario: Contract.Scenario, fault: (chunks: Chunks) => 
   Effect.gen(function*() {
     const { adapter } = yield* Contract.rig(scripted, [scenario])
     return yield* Contract.collect(
-      Stream.unwrap(Effect.map(Stream.runCollect(adapter.stream(Contract.request(scripted))), (c) => Stream.fromIterable(fault(Chunk.toReadonlyArray(c)))))
+      Stream.unwrap(Effect.map(Stream.runCollect(adapter.stream(Contract.request(scripted))), (c) => Stream.fromIterable(fault(c))))
     )
   })
 
@@ -535,7 +534,7 @@ const live = <A, E>(effect: Effect.Effect<A, E, HttpClient.HttpClient | Scope.Sc
   effect.pipe(Effect.provide(NodeHttpClient.layerUndici))
 
 describe("the contract's checks fail on broken adapters", () => {
-  it.scopedLive("[C-2] usage after finish, a chunk after finish, a failure after finish, two finishes, usage before the blocks", () =>
+  it.live("[C-2] usage after finish, a chunk after finish, a failure after finish, two finishes, usage before the blocks", () =>
     live(Effect.gen(function*() {
       const text = Contract.scenarios.text
       Contract.checkTerminal(yield* scriptedRun(text)) // the unbroken adapter passes
@@ -554,7 +553,7 @@ describe("the contract's checks fail on broken adapters", () => {
       expect(() => Contract.checkTerminal(failAfter)).toThrow(/\[C-2\] the stream must complete after finish/)
     })))
 
-  it.scopedLive("[C-1] indexes not in first-seen order, a missing block-end, a delta after block-end, deltas disagreeing with block-end", () =>
+  it.live("[C-1] indexes not in first-seen order, a missing block-end, a delta after block-end, deltas disagreeing with block-end", () =>
     live(Effect.gen(function*() {
       const tools = Contract.scenarios.toolCalls
       Contract.checkBlocks((yield* scriptedRun(tools)).chunks)
@@ -574,7 +573,7 @@ describe("the contract's checks fail on broken adapters", () => {
       expect(() => Contract.checkBlocks(disagree.chunks)).toThrow(/\[C-1\] the deltas assemble to the authoritative block-end/)
     })))
 
-  it.scopedLive("[C-3] arguments re-serialized (parse + stringify) in the block-end or in the deltas", () =>
+  it.live("[C-3] arguments re-serialized (parse + stringify) in the block-end or in the deltas", () =>
     live(Effect.gen(function*() {
       const tools = Contract.scenarios.toolCalls
       Contract.checkRawArguments((yield* scriptedRun(tools)).chunks, tools.calls)
@@ -602,7 +601,7 @@ describe("the contract's checks fail on broken adapters", () => {
       expect(() => Contract.checkRawArguments(reEnd.chunks, [...tools.calls].reverse())).toThrow(/\[C-3\] tool calls/)
     })))
 
-  it.scopedLive("[C-4, C-5] a non-canonical in-band code, an in-band error turned into a failure, a defect, a wrong status code, chunks before an HTTP failure", () =>
+  it.live("[C-4, C-5] a non-canonical in-band code, an in-band error turned into a failure, a defect, a wrong status code, chunks before an HTTP failure", () =>
     live(Effect.gen(function*() {
       const inBand = Contract.scenarios.inBandError
       Contract.checkInBand(yield* scriptedRun(inBand), "CONTENT_FILTER")
@@ -616,7 +615,7 @@ describe("the contract's checks fail on broken adapters", () => {
         adapter.stream(req).pipe(Stream.filter((x) => x.type !== "finish"), Stream.concat(Stream.fail(LlmError.providerError(LlmError.toCode("CONTENT_FILTER"), "m"))))
       )
       expect(() => Contract.checkInBand(asFailure, "CONTENT_FILTER")).toThrow(/\[C-4\] an in-band error completes the stream/)
-      const defect = yield* Contract.collect(adapter.stream(req).pipe(Stream.catchAll((e) => Stream.die(e))))
+      const defect = yield* Contract.collect(adapter.stream(req).pipe(Stream.catch((e) => Stream.die(e))))
       expect(Contract.failureCode(defect)).toBe("DEFECT")
       expect(() => Contract.checkStreamFailure(defect, "AUTH")).toThrow(/\[C-4\] the failure is a typed error/)
       const early = yield* Contract.collect(Stream.concat(Stream.make(StreamChunk.blockStart(0, "text")), adapter.stream(req)))
@@ -627,7 +626,7 @@ describe("the contract's checks fail on broken adapters", () => {
       expect(() => Contract.checkStreamFailure(overflow, "CONTEXT_WINDOW_EXCEEDED")).toThrow(/\[C-4\] canonical code/)
     })))
 
-  it.scopedLive("[A-9] an assembled result with a wrong usage mapping (cache hits counted as input) or a wrong finish", () =>
+  it.live("[A-9] an assembled result with a wrong usage mapping (cache hits counted as input) or a wrong finish", () =>
     live(Effect.gen(function*() {
       const text = Contract.scenarios.text
       const want = Contract.expected(text, scripted)
@@ -642,7 +641,7 @@ describe("the contract's checks fail on broken adapters", () => {
       expect(() => Contract.checkAssembled(wrongFinish, want as Contract.Expected)).toThrow(/assembled finish/)
     })))
 
-  it.scopedLive("AC-5 [C-6] a client that drops the user-agent, and a deployment that adds provider attribution headers", () =>
+  it.live("AC-5 [C-6] a client that drops the user-agent, and a deployment that adds provider attribution headers", () =>
     live(Effect.gen(function*() {
       const fake = yield* FakeProvider.make({ replies: [renderOpenAi(deepseekStyle)(Contract.scenarios.text)] })
       const stripping = yield* HttpClient.HttpClient.pipe(
@@ -668,7 +667,7 @@ describe("the contract's checks fail on broken adapters", () => {
       expect(() => Contract.checkAttribution(withReferer)).toThrow(/\[C-6\] no provider attribution headers/)
     })))
 
-  it.scopedLive("[C-8] an adapter that keeps reading after its consumer is interrupted leaves the connection open; a stream that ignores interruption", () =>
+  it.live("[C-8] an adapter that keeps reading after its consumer is interrupted leaves the connection open; a stream that ignores interruption", () =>
     live(Effect.gen(function*() {
       const fake = yield* FakeProvider.make({ replies: [renderOpenAi(openaiStyle)(Contract.scenarios.stallMidStream)] })
       const adapter = yield* OpenAiCompatible.make({ profile: "openai", apiKey: key, baseUrl: fake.url })
@@ -678,7 +677,7 @@ describe("the contract's checks fail on broken adapters", () => {
         stream: (options) =>
           Stream.unwrap(Effect.gen(function*() {
             const queue = yield* Queue.unbounded<StreamChunk.StreamChunk>()
-            yield* Effect.forkDaemon(Stream.runForEach(adapter.stream(options), (c) => Queue.offer(queue, c)))
+            yield* Effect.forkDetach(Stream.runForEach(adapter.stream(options), (c) => Queue.offer(queue, c)))
             return Stream.fromQueue(queue)
           }))
       }

@@ -219,7 +219,7 @@ const key = "sk-gateway-secret-123"
 
 describe("gateway and local-server profiles (issue 11)", () => {
   for (const c of cases) {
-    it.scopedLive(`[P-11, DEC-5] ${c.profile}: text${c.reasoning === undefined ? "" : ", reasoning"}, two tool calls, usage; error ${c.error.code}; key placement`, () =>
+    it.live(`[P-11, DEC-5] ${c.profile}: text${c.reasoning === undefined ? "" : ", reasoning"}, two tool calls, usage; error ${c.error.code}; key placement`, () =>
       Effect.gen(function*() {
         const fake = yield* FakeProvider.make({ replies: [FakeProvider.sse(c.stream, { maxPiece: 23 }), c.error.reply] })
         const adapter = yield* OpenAiCompatible.make({

@@ -1,8 +1,10 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -23,7 +25,7 @@ const post = (client: HttpClient.HttpClient, url: string, headers: Record<string
     headers: HttpEdge.mergeHeaders([headers]),
     auth: { scheme: "bearer", key: Redacted.make("k-123456") },
     body: { hello: "wörld" }
-  }).pipe(Stream.decodeText(), Stream.runCollect, Effect.map((c) => Chunk.join(c, "")))
+  }).pipe(Stream.decodeText(), Stream.runCollect, Effect.map((c) => c.join("")))
 
 describe("HttpEdge", () => {
   it("[DEC-8, C-6] the user-agent is effect-harness/<version> (+<homepage>) from package.json", () => {
@@ -49,7 +51,7 @@ describe("HttpEdge", () => {
   })
 
   for (const [name, layer] of [["undici", NodeHttpClient.layerUndici], ["fetch", FetchHttpClient.layer]] as const) {
-    it.scopedLive(`AC-5 [C-6] the attribution header and JSON body reach the wire over ${name}`, () =>
+    it.live(`AC-5 [C-6] the attribution header and JSON body reach the wire over ${name}`, () =>
       Effect.gen(function*() {
         const fake = yield* FakeProvider.make({ replies: [FakeProvider.sse("data: x\n\n")] })
         const client = yield* HttpClient.HttpClient
@@ -65,7 +67,7 @@ describe("HttpEdge", () => {
       }).pipe(Effect.provide(layer)))
   }
 
-  it.scopedLive("a body that is not JSON-serializable is a typed INVALID_REQUEST, nothing is sent", () =>
+  it.live("a body that is not JSON-serializable is a typed INVALID_REQUEST, nothing is sent", () =>
     Effect.gen(function*() {
       const fake = yield* FakeProvider.make()
       const client = yield* HttpClient.HttpClient
@@ -83,6 +85,52 @@ describe("HttpEdge", () => {
       )
       expect(invalid.code).toBe("INVALID_REQUEST")
     }).pipe(Effect.provide(NodeHttpClient.layerUndici)))
+
+  it.effect("[E-2] every HttpClientError reason maps to its canonical code (Effect 4: one error class, the kind in `reason`)", () =>
+    Effect.gen(function*() {
+      const request = { provider: "t", url: "http://127.0.0.1:1/x", headers: {}, body: {} }
+      const failWith = (reason: (request: HttpClientRequest.HttpClientRequest) => HttpClientError.HttpClientErrorReason) =>
+        HttpClient.make((req) => Effect.fail(new HttpClientError.HttpClientError({ reason: reason(req) })))
+      const errorOf = (client: HttpClient.HttpClient) => Effect.flip(Stream.runDrain(HttpEdge.stream(client, request)))
+      const cases: ReadonlyArray<readonly [HttpClient.HttpClient, string, RegExp]> = [
+        [failWith((req) => new HttpClientError.InvalidUrlError({ request: req })), "INVALID_REQUEST", /^invalid URL \(POST /],
+        [failWith((req) => new HttpClientError.EncodeError({ request: req })), "INVALID_REQUEST", /^request body could not be encoded/],
+        [
+          failWith((req) => new HttpClientError.TransportError({ request: req, cause: new Error("connect ECONNREFUSED") })),
+          "TRANSPORT",
+          /^transport error: connect ECONNREFUSED \(POST /
+        ],
+        [
+          failWith((req) => new HttpClientError.TransportError({ request: req, cause: Object.assign(new Error("gone"), { code: "UND_ERR_DESTROYED" }) })),
+          "TRANSPORT",
+          /^the HTTP client was closed before this request/
+        ],
+        // a body cut mid-read: the response's stream fails with a DecodeError
+        [
+          HttpClient.make((req) =>
+            Effect.succeed(HttpClientResponse.fromWeb(
+              req,
+              new Response(
+                new ReadableStream<Uint8Array>({
+                  start: (controller) => {
+                    controller.enqueue(new TextEncoder().encode("data: {}\n\n"))
+                    controller.error(new Error("socket reset"))
+                  }
+                }),
+                { headers: { "content-type": "text/event-stream" } }
+              )
+            ))
+          ),
+          "TRANSPORT",
+          /^transport error: .*socket reset/
+        ]
+      ]
+      for (const [client, code, message] of cases) {
+        const error = yield* errorOf(client)
+        expect(error.code, String(message)).toBe(code)
+        expect(error.message).toMatch(message)
+      }
+    }))
 
   it.live("[DEC-8] the identity is inlined by an esbuild bundle (package.json is not read at run time)", () =>
     Effect.gen(function*() {

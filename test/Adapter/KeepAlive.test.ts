@@ -38,7 +38,7 @@ const doneThenEnd = (body: string) => FakeProvider.timed([body, 20])
 const request = (provider: string): Message.GenerateOptions => ({ provider, model: "m", messages: [Message.user("hi")] })
 
 describe("keep-alive and client lifetime (issue 20)", () => {
-  it.scopedLive("[P-4] OpenAI-compatible: [DONE] and the body end 20 ms apart → four requests over ONE socket", () =>
+  it.live("[P-4] OpenAI-compatible: [DONE] and the body end 20 ms apart → four requests over ONE socket", () =>
     Effect.gen(function*() {
       const fake = yield* FakeProvider.make()
       const texts = ["a", "b", "c", "d"]
@@ -56,7 +56,7 @@ describe("keep-alive and client lifetime (issue 20)", () => {
       for (let i = 0; i < 4; i++) expect(yield* fake.awaitClose(i)).toEqual({ early: false })
     }))
 
-  it.scopedLive("[P-4] Anthropic: message_stop and the body end 20 ms apart → three requests over ONE socket", () =>
+  it.live("[P-4] Anthropic: message_stop and the body end 20 ms apart → three requests over ONE socket", () =>
     Effect.gen(function*() {
       const fake = yield* FakeProvider.make()
       yield* fake.enqueue(...["x", "y", "z"].map((t) => doneThenEnd(anthropicBody(t))))
@@ -69,7 +69,7 @@ describe("keep-alive and client lifetime (issue 20)", () => {
       expect(new Set(requests.map((r) => r.remotePort)).size).toBe(1)
     }))
 
-  it.scopedLive("[P-4] the drain is bounded: a body that never ends after [DONE] is released after the time limit", () =>
+  it.live("[P-4] the drain is bounded: a body that never ends after [DONE] is released after the time limit", () =>
     Effect.gen(function*() {
       const fake = yield* FakeProvider.make()
       yield* fake.enqueue(FakeProvider.timed([openAiBody("a")], { end: false }))
@@ -81,7 +81,7 @@ describe("keep-alive and client lifetime (issue 20)", () => {
       expect(HttpEdge.drainLimit.bytes).toBeLessThanOrEqual(64 * 1024)
     }))
 
-  it.scopedLive("[issue 20] an adapter built in a scope that then closed keeps working (it owns its client)", () =>
+  it.live("[issue 20] an adapter built in a scope that then closed keeps working (it owns its client)", () =>
     Effect.gen(function*() {
       const fake = yield* FakeProvider.make()
       yield* fake.enqueue(FakeProvider.sse(openAiBody("late")))
@@ -91,7 +91,7 @@ describe("keep-alive and client lifetime (issue 20)", () => {
       expect(assembled.blocks).toEqual([ContentBlock.text("late")])
     }))
 
-  it.scopedLive("[issue 20] a client provided only while constructing the adapter: a one-line TRANSPORT error that says why", () =>
+  it.live("[issue 20] a client provided only while constructing the adapter: a one-line TRANSPORT error that says why", () =>
     Effect.gen(function*() {
       const fake = yield* FakeProvider.make()
       yield* fake.enqueue(FakeProvider.sse(openAiBody("never")))

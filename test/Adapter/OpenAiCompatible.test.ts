@@ -1,9 +1,8 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -38,8 +37,7 @@ const translate = (sse: string, fields: ReadonlyArray<string> = ["reasoning_cont
   Stream.fromIterable(sse.split(/(?<=\n\n)/).map((s) => encoder.encode(s))).pipe(
     OpenAiCompatible.decodeResponse(fields, "deepseek"),
     Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
-    Effect.either
+    Effect.result
   )
 
 const sse = (...payloads: ReadonlyArray<unknown>) =>
@@ -168,7 +166,7 @@ describe("OpenAiCompatible request (P-2, P-3)", () => {
 describe("OpenAiCompatible response (P-5..P-8)", () => {
   it.effect("AC-25 [P-5,P-6] \"Hel\",\"lo\" + stop + usage → start, 2 deltas, end, usage, finish", () =>
     Effect.gen(function*() {
-      const chunks = Either.getOrThrow(
+      const chunks = Result.getOrThrow(
         yield* translate(
           sse(
             delta({ role: "assistant", content: "Hel" }),
@@ -189,7 +187,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
 
   it.effect("AC-25 [P-5] a leading reasoning_content \"\" opens nothing; reasoning then text → 0 and 1, ended in order", () =>
     Effect.gen(function*() {
-      const chunks = Either.getOrThrow(
+      const chunks = Result.getOrThrow(
         yield* translate(
           sse(
             delta({ role: "assistant", reasoning_content: "", content: null }),
@@ -212,7 +210,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
 
   it.effect("[P-5] one text block per response, reused after tool calls; reasoning, content, tools per chunk", () =>
     Effect.gen(function*() {
-      const chunks = Either.getOrThrow(
+      const chunks = Result.getOrThrow(
         yield* translate(
           sse(
             delta({ content: "a" }),
@@ -237,7 +235,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
 
   it.effect("AC-26 [P-5] fragments '', '{\"city\"', ': \"Paris\"}' → three deltas with id+name; raw args kept", () =>
     Effect.gen(function*() {
-      const chunks = Either.getOrThrow(
+      const chunks = Result.getOrThrow(
         yield* translate(
           sse(
             delta({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "weather", arguments: "" } }] }),
@@ -258,7 +256,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
 
   it.effect("AC-26 [P-5] two wire indexes → two blocks (keyed by index, not chunk id; index may start at 1); no id/name → id \"\", no name", () =>
     Effect.gen(function*() {
-      const chunks = Either.getOrThrow(
+      const chunks = Result.getOrThrow(
         yield* translate(
           sse(
             { id: "x", choices: [{ index: 0, delta: { tool_calls: [{ index: 1, id: "a", function: { name: "f", arguments: "{" } }] } }] },
@@ -280,7 +278,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
 
   it.effect("AC-27 [P-6] usage only on a trailing choices: [] chunk → just before finish; two usages → last; none → no usage", () =>
     Effect.gen(function*() {
-      const trailing = Either.getOrThrow(
+      const trailing = Result.getOrThrow(
         yield* translate(
           sse(
             delta({ content: "x" }, "stop", { usage: null }),
@@ -293,7 +291,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
         StreamChunk.usage({ inputTokens: 9, outputTokens: 1 }),
         StreamChunk.finish({ kind: "stop" })
       ])
-      const two = Either.getOrThrow(
+      const two = Result.getOrThrow(
         yield* translate(
           sse(
             delta({ content: "x" }, "stop", { usage: { prompt_tokens: 1, completion_tokens: 1 } }),
@@ -302,15 +300,15 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
         )
       )
       expect(two.filter((c) => c.type === "usage")).toEqual([StreamChunk.usage({ inputTokens: 3, outputTokens: 4 })])
-      const none = Either.getOrThrow(yield* translate(sse(delta({ content: "x" }, "stop"))))
+      const none = Result.getOrThrow(yield* translate(sse(delta({ content: "x" }, "stop"))))
       expect(none.some((c) => c.type === "usage")).toBe(false)
     }))
 
   it.effect("AC-27 [P-6] {} then [DONE] → only finish stop; bad JSON → MALFORMED_RESPONSE", () =>
     Effect.gen(function*() {
-      expect(Either.getOrThrow(yield* translate(sse({})))).toEqual([StreamChunk.finish({ kind: "stop" })])
+      expect(Result.getOrThrow(yield* translate(sse({})))).toEqual([StreamChunk.finish({ kind: "stop" })])
       const bad = yield* translate(sse(delta({ content: "x" }), "{\"choices\": [", delta({ content: "y" })))
-      expect(Either.isLeft(bad) && bad.left.code).toBe("MALFORMED_RESPONSE")
+      expect(Result.isFailure(bad) && bad.failure.code).toBe("MALFORMED_RESPONSE")
     }))
 
   it.effect("AC-28 [P-7] length → max-tokens; content_filter → error CONTENT_FILTER; overflow reason → CONTEXT_WINDOW_EXCEEDED", () =>
@@ -328,7 +326,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
         message: "model stopped: context_length_exceeded",
         code: "CONTEXT_WINDOW_EXCEEDED"
       })
-      const chunks = Either.getOrThrow(yield* translate(sse(delta({ content: "x" }, "content_filter"))))
+      const chunks = Result.getOrThrow(yield* translate(sse(delta({ content: "x" }, "content_filter"))))
       expect(chunks.at(-1)).toEqual(
         StreamChunk.finish({ kind: "error", message: "model stopped: content_filter", code: "CONTENT_FILTER" })
       )
@@ -358,7 +356,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
 
   it.effect("[E-2] in-band errors after chunks end the stream with the canonical code, the raw code kept as providerCode; before any chunk they fail it", () =>
     Effect.gen(function*() {
-      const openrouter = Either.getOrThrow(
+      const openrouter = Result.getOrThrow(
         yield* translate(
           sse(
             delta({ reasoning: "hmm" }, "length"),
@@ -375,7 +373,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
         StreamChunk.usage({ inputTokens: 4, outputTokens: 1 }),
         StreamChunk.finish({ kind: "error", message: "Token limit reached", code: "INVALID_REQUEST", providerCode: "400" })
       ])
-      const groq = Either.getOrThrow(
+      const groq = Result.getOrThrow(
         yield* translate(
           "data: " + JSON.stringify(delta({ content: "x" })) + "\n\nevent: error\ndata: " +
             JSON.stringify({ error: { message: "bad call", type: "invalid_request_error", code: "tool_use_failed" } }) +
@@ -386,7 +384,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
         StreamChunk.finish({ kind: "error", message: "bad call", code: "INVALID_REQUEST", providerCode: "tool_use_failed" })
       )
       const overflow = yield* translate(sse({ error: { message: "This model's maximum context length is 8192 tokens" } }))
-      expect(Either.isLeft(overflow) && overflow.left).toMatchObject({
+      expect(Result.isFailure(overflow) && overflow.failure).toMatchObject({
         _tag: "ProviderError",
         message: "This model's maximum context length is 8192 tokens",
         code: "CONTEXT_WINDOW_EXCEEDED"
@@ -395,7 +393,7 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
 
   it.effect("unknown event types are skipped, never fatal; the deepseek profile ignores delta.reasoning", () =>
     Effect.gen(function*() {
-      const chunks = Either.getOrThrow(
+      const chunks = Result.getOrThrow(
         yield* translate(
           "event: ping\ndata: not json at all\n\n" + sse(delta({ reasoning: "ignored", content: "x" }, "stop"))
         )
@@ -406,12 +404,12 @@ describe("OpenAiCompatible response (P-5..P-8)", () => {
 })
 
 describe("OpenAiCompatible over HTTP (P-1, P-9, C-6)", () => {
-  const live = <A, E>(effect: Effect.Effect<A, E, import("@effect/platform/HttpClient").HttpClient | import("effect/Scope").Scope>) =>
+  const live = <A, E>(effect: Effect.Effect<A, E, import("effect/http/HttpClient").HttpClient | import("effect/Scope").Scope>) =>
     effect.pipe(Effect.provide(NodeHttpClient.layerUndici))
 
   const okBody = sse(delta({ content: "ok" }, "stop", { usage: { prompt_tokens: 1, completion_tokens: 1 } }))
 
-  it.scopedLive("[P-1] POST <base>/chat/completions with bearer key, JSON, SSE accept, attribution and session header", () =>
+  it.live("[P-1] POST <base>/chat/completions with bearer key, JSON, SSE accept, attribution and session header", () =>
     live(Effect.gen(function*() {
       const fake = yield* FakeProvider.make({ replies: [FakeProvider.sse(okBody)] })
       const adapter = yield* OpenAiCompatible.make({ profile: "deepseek", apiKey: key, baseUrl: `${fake.url}/` })
@@ -437,7 +435,7 @@ describe("OpenAiCompatible over HTTP (P-1, P-9, C-6)", () => {
       })
     })))
 
-  it.scopedLive("AC-5 [C-6] the attribution user-agent reaches the wire and wins over deployment headers; no provider attribution headers", () =>
+  it.live("AC-5 [C-6] the attribution user-agent reaches the wire and wins over deployment headers; no provider attribution headers", () =>
     live(Effect.gen(function*() {
       const fake = yield* FakeProvider.make({ replies: [FakeProvider.sse(okBody), FakeProvider.sse(okBody)] })
       const adapter = yield* OpenAiCompatible.make({
@@ -468,7 +466,7 @@ describe("OpenAiCompatible over HTTP (P-1, P-9, C-6)", () => {
       expect(second?.headers["user-agent"]).toBe("acme-agent/2.0 (+https://acme.example)")
     })))
 
-  it.scopedLive("[P-9, DEC-3] 429 with Retry-After → RATE_LIMIT with retryAfterMillis; one attempt only", () =>
+  it.live("[P-9, DEC-3] 429 with Retry-After → RATE_LIMIT with retryAfterMillis; one attempt only", () =>
     live(Effect.gen(function*() {
       const fake = yield* FakeProvider.make({
         replies: [
@@ -488,7 +486,7 @@ describe("OpenAiCompatible over HTTP (P-1, P-9, C-6)", () => {
       expect((yield* fake.requests).length).toBe(3)
     })))
 
-  it.scopedLive("AC-19/AC-20 [E-2,E-3] status mapping over the wire; 2xx without body → EMPTY_RESPONSE", () =>
+  it.live("AC-19/AC-20 [E-2,E-3] status mapping over the wire; 2xx without body → EMPTY_RESPONSE", () =>
     live(Effect.gen(function*() {
       const cases: Array<[FakeProvider.Reply, string, string]> = [
         [FakeProvider.status(401, { body: "{\"error\":{\"message\":\"bad key\"}}" }), "AUTH", "bad key"],
@@ -513,7 +511,7 @@ describe("OpenAiCompatible over HTTP (P-1, P-9, C-6)", () => {
       }
     })))
 
-  it.scopedLive("[DEC-3] transport failures: refused connection and a drop mid-stream → TRANSPORT", () =>
+  it.live("[DEC-3] transport failures: refused connection and a drop mid-stream → TRANSPORT", () =>
     live(Effect.gen(function*() {
       const closed = yield* Effect.scoped(Effect.map(FakeProvider.make(), (fake) => fake.url))
       const refused = yield* OpenAiCompatible.make({ profile: "deepseek", apiKey: key, baseUrl: closed })
@@ -532,7 +530,7 @@ describe("OpenAiCompatible over HTTP (P-1, P-9, C-6)", () => {
       expect(seen.slice(0, 2)).toEqual([StreamChunk.blockStart(0, "text"), StreamChunk.textDelta(0, "partial")])
     })))
 
-  it.scopedLive("[DEC-1, C-8] interrupting the consumer aborts the request and closes the connection", () =>
+  it.live("[DEC-1, C-8] interrupting the consumer aborts the request and closes the connection", () =>
     live(Effect.gen(function*() {
       const body = sse(delta({ content: "first" }), delta({ content: "never" }, "stop"))
       const fake = yield* FakeProvider.make({
@@ -541,17 +539,17 @@ describe("OpenAiCompatible over HTTP (P-1, P-9, C-6)", () => {
       const adapter = yield* OpenAiCompatible.make({ profile: "deepseek", apiKey: key, baseUrl: fake.url })
       // mid-body: take the first chunks, then stop consuming
       const taken = yield* adapter.stream(request()).pipe(Stream.take(2), Stream.runCollect)
-      expect(Chunk.toReadonlyArray(taken)).toEqual([StreamChunk.blockStart(0, "text"), StreamChunk.textDelta(0, "first")])
+      expect(taken).toEqual([StreamChunk.blockStart(0, "text"), StreamChunk.textDelta(0, "first")])
       expect(yield* fake.awaitClose(0)).toEqual({ early: true })
       // before headers: interrupt the fiber
-      const fiber = yield* Effect.fork(Stream.runDrain(adapter.stream(request())))
+      const fiber = yield* Effect.forkChild(Stream.runDrain(adapter.stream(request())))
       yield* fake.awaitRequests(2)
-      const exit = yield* Fiber.interrupt(fiber)
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      yield* Fiber.interrupt(fiber)
+      expect(Exit.hasInterrupts(yield* Fiber.await(fiber))).toBe(true)
       expect(yield* fake.awaitClose(1)).toEqual({ early: true })
     })))
 
-  it.scopedLive("an API key never appears in an error message, even when the provider echoes it", () =>
+  it.live("an API key never appears in an error message, even when the provider echoes it", () =>
     live(Effect.gen(function*() {
       const secret = Redacted.value(key)
       const fake = yield* FakeProvider.make({
@@ -589,7 +587,7 @@ describe("OpenAiCompatible over HTTP (P-1, P-9, C-6)", () => {
 
 describe("OpenAiCompatible configuration (P-1, C-9)", () => {
   const withEnv = (env: Record<string, string>) =>
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
 
   it.effect("[P-1] layerConfig: key from DEEPSEEK_API_KEY (missing → startup failure); base URL explicit > env > default", () =>
     Effect.gen(function*() {

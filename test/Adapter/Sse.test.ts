@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Sse from "../../src/Adapter/Sse.js"
 import * as LlmError from "../../src/Llm/LlmError.js"
@@ -15,8 +14,7 @@ const decodeReads = (reads: ReadonlyArray<Uint8Array>, options?: Sse.DecodeOptio
     Stream.rechunk(1),
     Sse.decode(options),
     Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
-    Effect.either
+    Effect.result
   )
 
 const decodeText = (text: string, options?: Sse.DecodeOptions) => decodeReads([utf8(text)], options)
@@ -46,22 +44,22 @@ describe("Sse", () => {
       expect(euro).toBeGreaterThan(0)
       for (let cut = 0; cut <= bytes.length; cut++) {
         const result = yield* decodeReads(splitAt(bytes, [cut]))
-        expect(Either.getOrThrow(result).map((e) => e.data), `cut at ${cut}`).toEqual(expected)
+        expect(Result.getOrThrow(result).map((e) => e.data), `cut at ${cut}`).toEqual(expected)
       }
       // inside the 3-byte character: after its first and after its second byte, in one run
       const inside = yield* decodeReads(splitAt(bytes, [euro + 1, euro + 2]))
-      expect(data(Either.getOrThrow(inside))).toEqual(expected)
+      expect(data(Result.getOrThrow(inside))).toEqual(expected)
       // one byte per read
       const single = yield* decodeReads(Array.from(bytes, (b) => Uint8Array.of(b)))
-      expect(data(Either.getOrThrow(single))).toEqual(expected)
+      expect(data(Result.getOrThrow(single))).toEqual(expected)
     }))
 
   it.effect("AC-24 [P-4] CRLF, LF and mixed framing; trailing \\r stripped per line", () =>
     Effect.gen(function*() {
       const crlf = yield* decodeText("data: a\r\n\r\ndata: b\r\n\r\ndata: [DONE]\r\n\r\n")
-      expect(data(Either.getOrThrow(crlf))).toEqual(["a", "b"])
+      expect(data(Result.getOrThrow(crlf))).toEqual(["a", "b"])
       const mixed = yield* decodeText("data: a\r\n\ndata: b\n\r\ndata: c\r\ndata: d\n\ndata: [DONE]\n\n")
-      expect(data(Either.getOrThrow(mixed))).toEqual(["a", "b", "c\nd"])
+      expect(data(Result.getOrThrow(mixed))).toEqual(["a", "b", "c\nd"])
     }))
 
   it.effect("AC-24 [P-4] comments, event:, id:, retry: ignored; event name kept; events without data skipped", () =>
@@ -69,7 +67,7 @@ describe("Sse", () => {
       const result = yield* decodeText(
         ": comment\nid: 7\nretry: 10\nevent: ping\n\nevent: error\ndata: {\"e\":1}\n\nid: 8\ndata: x\n\nfoo: bar\ndata: y\n\ndata: [DONE]\n\n"
       )
-      expect(Either.getOrThrow(result)).toEqual([
+      expect(Result.getOrThrow(result)).toEqual([
         { event: "error", data: "{\"e\":1}" },
         { event: "message", data: "x" },
         { event: "message", data: "y" }
@@ -79,7 +77,7 @@ describe("Sse", () => {
   it.effect("AC-24 [P-4] data: without space, multi-line data joined by \\n, a bare data: adds an empty line", () =>
     Effect.gen(function*() {
       const result = yield* decodeText("data:nospace\n\ndata: one\ndata:  two\ndata:\ndata\ndata: end\n\ndata: [DONE]\n\n")
-      expect(data(Either.getOrThrow(result))).toEqual(["nospace", "one\n two\n\n\nend"])
+      expect(data(Result.getOrThrow(result))).toEqual(["nospace", "one\n two\n\n\nend"])
     }))
 
   it.effect("AC-24 [P-4] [DONE] ends parsing: later bytes are ignored and never read", () =>
@@ -87,8 +85,7 @@ describe("Sse", () => {
       const result = yield* Stream.make(utf8("data: a\n\ndata: [DONE]\n\ndata: after\n\n")).pipe(
         Stream.concat(Stream.fail("the decoder read past [DONE]")),
         Sse.decode(),
-        Stream.runCollect,
-        Effect.map(Chunk.toReadonlyArray)
+        Stream.runCollect
       )
       expect(data(result)).toEqual(["a"])
     }))
@@ -96,17 +93,17 @@ describe("Sse", () => {
   it.effect("AC-24 [P-4] an unterminated final [DONE] is fine", () =>
     Effect.gen(function*() {
       const noBlank = yield* decodeText("data: a\n\ndata: [DONE]")
-      expect(data(Either.getOrThrow(noBlank))).toEqual(["a"])
+      expect(data(Result.getOrThrow(noBlank))).toEqual(["a"])
       const oneNewline = yield* decodeText("data: a\n\ndata: [DONE]\r\n")
-      expect(data(Either.getOrThrow(oneNewline))).toEqual(["a"])
+      expect(data(Result.getOrThrow(oneNewline))).toEqual(["a"])
     }))
 
   it.effect("AC-24 [P-4] EOF without [DONE] (empty body, between events, mid-event) → STREAM_CLOSED", () =>
     Effect.gen(function*() {
       for (const text of ["", "data: a\n\n", "data: a\n\ndata: {\"half", "data: a\n\ndata: b\n", ": only a comment\n"]) {
         const result = yield* decodeText(text)
-        expect(Either.isLeft(result), JSON.stringify(text)).toBe(true)
-        const error = Either.getLeft(result)
+        expect(Result.isFailure(result), JSON.stringify(text)).toBe(true)
+        const error = Result.getFailure(result)
         expect(error._tag === "Some" && error.value.code).toBe("STREAM_CLOSED")
         expect(error._tag === "Some" && error.value.message).toBe("stream ended without [DONE]")
       }
@@ -119,9 +116,9 @@ describe("Sse", () => {
         Sse.decode(),
         Stream.tap((e) => Effect.sync(() => collected.push(e.data))),
         Stream.runDrain,
-        Effect.either
+        Effect.result
       )
-      expect(Either.isLeft(events)).toBe(true)
+      expect(Result.isFailure(events)).toBe(true)
       expect(collected).toEqual(["a"])
     }))
 
@@ -135,12 +132,12 @@ describe("Sse", () => {
         "event: a\ndata: {}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\nevent: late\ndata: x\n\n",
         options
       )
-      expect(Either.getOrThrow(ok)).toEqual([{ event: "a", data: "{}" }])
+      expect(Result.getOrThrow(ok)).toEqual([{ event: "a", data: "{}" }])
       const done = yield* decodeText("data: [DONE]\n\nevent: message_stop\ndata: {}\n\n", options)
-      expect(Either.getOrThrow(done)).toEqual([{ event: "message", data: "[DONE]" }])
+      expect(Result.getOrThrow(done)).toEqual([{ event: "message", data: "[DONE]" }])
       const closed = yield* decodeText("event: a\ndata: {}\n\n", options)
-      expect(Either.flip(closed)).toEqual(
-        Either.right(LlmError.providerError("STREAM_CLOSED", "stream ended without message_stop"))
+      expect(Result.flip(closed)).toEqual(
+        Result.succeed(LlmError.providerError("STREAM_CLOSED", "stream ended without message_stop"))
       )
     }))
 
@@ -148,18 +145,18 @@ describe("Sse", () => {
     Effect.gen(function*() {
       const big = `data: ${"x".repeat(200)}`
       const result = yield* decodeReads([utf8(big.slice(0, 100)), utf8(big.slice(100))], { maxEventSize: 64 })
-      const error = Either.getLeft(result)
+      const error = Result.getFailure(result)
       expect(error._tag === "Some" && error.value.code).toBe("MALFORMED_RESPONSE")
       const fine = yield* decodeText(`${big}\n\ndata: [DONE]\n\n`, { maxEventSize: 1024 })
-      expect(Either.isRight(fine)).toBe(true)
+      expect(Result.isSuccess(fine)).toBe(true)
     }))
 
   it.effect("[P-4] a leading UTF-8 BOM is dropped; invalid bytes become U+FFFD, never a failure", () =>
     Effect.gen(function*() {
       const bom = Uint8Array.of(0xEF, 0xBB, 0xBF, ...utf8("data: a\n\ndata: [DONE]\n\n"))
-      expect(data(Either.getOrThrow(yield* decodeReads([bom])))).toEqual(["a"])
+      expect(data(Result.getOrThrow(yield* decodeReads([bom])))).toEqual(["a"])
       const bad = Uint8Array.of(...utf8("data: "), 0xFF, ...utf8("\n\ndata: [DONE]\n\n"))
-      expect(data(Either.getOrThrow(yield* decodeReads([bad])))).toEqual(["\uFFFD"])
+      expect(data(Result.getOrThrow(yield* decodeReads([bad])))).toEqual(["\uFFFD"])
     }))
 
   it.effect("translate: a translator's in-band end stops reading; end() closes on the terminal marker", () =>
@@ -181,13 +178,13 @@ describe("Sse", () => {
         Sse.translate(make),
         Stream.runCollect
       )
-      expect(Chunk.toReadonlyArray(early)).toEqual([{ type: "text-delta", index: 0, text: "a" }])
+      expect(early).toEqual([{ type: "text-delta", index: 0, text: "a" }])
       const normal = yield* Stream.make(utf8("data: a\n\ndata: [DONE]\n\n")).pipe(
         Sse.decode(),
         Sse.translate(make),
         Stream.runCollect
       )
-      expect(Chunk.toReadonlyArray(normal)).toEqual([
+      expect(normal).toEqual([
         { type: "text-delta", index: 0, text: "a" },
         { type: "finish", reason: { kind: "stop" } }
       ])

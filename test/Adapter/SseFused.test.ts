@@ -6,15 +6,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as fc from "effect/FastCheck"
 import * as Stream from "effect/Stream"
 import { readdirSync, readFileSync } from "node:fs"
 import * as Anthropic from "../../src/Adapter/Anthropic.js"
 import * as OpenAiCompatible from "../../src/Adapter/OpenAiCompatible.js"
 import * as Sse from "../../src/Adapter/Sse.js"
+import * as fc from "../Llm/arb.js"
 import * as FakeProvider from "../support/FakeProvider.js"
 
 type Wire = "openai" | "anthropic"
@@ -28,13 +27,13 @@ const translator = (wire: Wire) => (): Sse.Translator =>
   wire === "openai" ? OpenAiCompatible.makeTranslator(["reasoning_content", "reasoning"], "p") : Anthropic.makeTranslator("p")
 
 /** Splits bytes into batches of reads at seeded cut points. */
-const cut = (bytes: Uint8Array, seed: number): Array<Chunk.Chunk<Uint8Array>> => {
+const cut = (bytes: Uint8Array, seed: number): Array<ReadonlyArray<Uint8Array>> => {
   let a = seed >>> 0
   const random = () => {
     a = (a * 1664525 + 1013904223) >>> 0
     return a / 4294967296
   }
-  const batches: Array<Chunk.Chunk<Uint8Array>> = []
+  const batches: Array<ReadonlyArray<Uint8Array>> = []
   let offset = 0
   while (offset < bytes.length) {
     const reads: Array<Uint8Array> = []
@@ -44,7 +43,7 @@ const cut = (bytes: Uint8Array, seed: number): Array<Chunk.Chunk<Uint8Array>> =>
       reads.push(bytes.subarray(offset, offset + size))
       offset += size
     }
-    batches.push(Chunk.unsafeFromArray(reads))
+    batches.push(reads)
   }
   return batches
 }
@@ -52,7 +51,7 @@ const cut = (bytes: Uint8Array, seed: number): Array<Chunk.Chunk<Uint8Array>> =>
 const outcome = (stream: Stream.Stream<unknown, unknown>) =>
   Effect.gen(function*() {
     const batches: Array<ReadonlyArray<unknown>> = []
-    const exit = yield* Effect.exit(Stream.runForEachChunk(stream, (c) => Effect.sync(() => void batches.push(Chunk.toReadonlyArray(c)))))
+    const exit = yield* Effect.exit(Stream.runForEachArray(stream, (c) => Effect.sync(() => void batches.push(c))))
     if (Exit.isSuccess(exit)) return { batches, exit: "ok" }
     const e = Cause.squash(exit.cause) as { _tag?: string; code?: string; message?: string; provider?: string }
     return { batches, exit: `${e._tag}/${e.code}/${e.provider}: ${e.message}` }
@@ -60,7 +59,7 @@ const outcome = (stream: Stream.Stream<unknown, unknown>) =>
 
 const same = (wire: Wire, body: Uint8Array, seed: number) =>
   Effect.gen(function*() {
-    const input = () => Stream.fromChunks(...cut(body, seed))
+    const input = () => Stream.fromArrays(...cut(body, seed))
     const composed = yield* outcome(input().pipe(Sse.decode(options(wire)), Sse.translate(translator(wire))))
     const fused = yield* outcome(Sse.decodeTranslate(options(wire), translator(wire))(input()))
     expect(fused).toEqual(composed)
@@ -115,9 +114,9 @@ describe("Sse.decodeTranslate ≡ decode + translate (issue 17)", () => {
       fc.array(
         fc.oneof(
           fc.constantFrom("data: [DONE]", "", "", ": c", "event: error", "data:", "data", "retry: 1", "\r"),
-          fc.string({ maxLength: 8 }).map((t) => `data: {"choices":[{"delta":{"content":${JSON.stringify(t)}}}]}`),
-          fc.string({ maxLength: 8 }).map((t) => `data: {"choices":[{"delta":{"reasoning_content":${JSON.stringify(t)}}}]}`),
-          fc.nat(3).map((i) => `data: {"choices":[{"delta":{"tool_calls":[{"index":${i},"id":"c${i}","function":{"name":"f","arguments":"{}"}}]}}]}`),
+          fc.map(fc.string({ maxLength: 8 }), (t) => `data: {"choices":[{"delta":{"content":${JSON.stringify(t)}}}]}`),
+          fc.map(fc.string({ maxLength: 8 }), (t) => `data: {"choices":[{"delta":{"reasoning_content":${JSON.stringify(t)}}}]}`),
+          fc.map(fc.nat(3), (i) => `data: {"choices":[{"delta":{"tool_calls":[{"index":${i},"id":"c${i}","function":{"name":"f","arguments":"{}"}}]}}]}`),
           fc.constantFrom(`data: {"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}`, "data: {oops")
         ),
         { maxLength: 30 }
@@ -126,6 +125,6 @@ describe("Sse.decodeTranslate ≡ decode + translate (issue 17)", () => {
       fc.boolean()
     ],
     ([lines, seed, crlf]) => Effect.asVoid(same("openai", enc(lines.join(crlf ? "\r\n" : "\n")), seed)),
-    { fastCheck: { numRuns: 60 } }
+    { arbitrary: { runs: 60 } }
   )
 })

@@ -85,7 +85,7 @@ const outcome = (stream: Stream.Stream<import("../../src/Llm/StreamChunk.js").St
   Effect.gen(function*() {
     const failure = yield* Ref.make<LlmError.LlmError | undefined>(undefined)
     const assembled = yield* stream.pipe(
-      Stream.catchAll((error) => Stream.drain(Stream.fromEffect(Ref.set(failure, error)))),
+      Stream.catch((error) => Stream.drain(Stream.fromEffect(Ref.set(failure, error)))),
       Stream.run(BlockAssembler.sink)
     )
     return { assembled, failure: yield* Ref.get(failure) }
@@ -225,6 +225,6 @@ describe("wire fixtures (../shared/fixtures/wire)", () => {
     const expected = JSON.parse(
       readFileSync(FakeProvider.fixture(name.replace(/\.(sse|http)$/, ".expected.json")), "utf8")
     ) as Expected
-    it.scopedLive(`fixture ${name}`, () => name.endsWith(".sse") ? replaySse(name, expected) : replayHttp(name, expected))
+    it.live(`fixture ${name}`, () => name.endsWith(".sse") ? replaySse(name, expected) : replayHttp(name, expected))
   }
 })

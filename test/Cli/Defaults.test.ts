@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Defaults from "../../src/Cli/Defaults.js"
 
@@ -12,13 +13,13 @@ describe("Defaults (issue 15: settings defaults, flags win)", () => {
 
   it.effect("the defaults answer their namespaced config; the environment does not spell it", () =>
     Effect.gen(function*() {
-      const model = yield* Defaults.config(Config.string("model")).pipe(
-        Effect.withConfigProvider(Defaults.provider({ model: "m1", store: "sqlite" }))
+      const model = yield* Defaults.config(Config.String("model")).pipe(
+        Effect.provideService(ConfigProvider.ConfigProvider, Defaults.provider({ model: "m1", store: "sqlite" }))
       )
       expect(model).toBe("m1")
-      const missing = yield* Effect.either(Defaults.config(Config.string("provider")).pipe(
-        Effect.withConfigProvider(Defaults.provider({}))
+      const missing = yield* Effect.result(Defaults.config(Config.String("provider")).pipe(
+        Effect.provideService(ConfigProvider.ConfigProvider, Defaults.provider({}))
       ))
-      expect(missing._tag).toBe("Left")
+      expect(missing._tag).toBe("Failure")
     }))
 })

@@ -184,7 +184,7 @@ const cases: ReadonlyArray<Case> = [
 
 describe("harness CLI end to end over each gateway profile (issue 11)", () => {
   for (const c of cases) {
-    it.scopedLive(
+    it.live(
       `[P-11, P-12, C-6] --provider ${c.provider} --base-url <fake>: the answer on stdout, the key placement seen by the server, no key in the output`,
       () =>
         Effect.gen(function*() {
@@ -224,7 +224,7 @@ describe("harness CLI end to end over each gateway profile (issue 11)", () => {
     )
   }
 
-  it.scopedLive(
+  it.live(
     "[P-12] a gateway without its key → one line naming the variable, exit 2, nothing sent",
     () =>
       Effect.gen(function*() {

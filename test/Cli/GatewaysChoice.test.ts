@@ -5,7 +5,7 @@
  * pick a provider by themselves (the offline default is unchanged); every key variable is captured
  * by `SecretEnv`. The environment is a `ConfigProvider` map (no process environment involved).
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -17,7 +17,7 @@ import * as ProviderChoice from "../../src/Cli/ProviderChoice.js"
 import * as SecretEnv from "../../src/Cli/SecretEnv.js"
 
 const flags = (provider: ProviderChoice.ProviderName | undefined, over: Partial<ProviderChoice.Flags> = {}): ProviderChoice.Flags => ({
-  provider: Option.fromNullable(provider),
+  provider: Option.fromNullishOr(provider),
   model: Option.none(),
   baseUrl: Option.none(),
   script: Option.none(),
@@ -25,8 +25,9 @@ const flags = (provider: ProviderChoice.ProviderName | undefined, over: Partial<
 })
 
 // the provider choice reads a script file's model through the FileSystem service
+// empty values are values, as in the CLI's own provider (Defaults.provider)
 const withEnv = (env: Record<string, string>) => <A, E>(effect: Effect.Effect<A, E, FileSystem.FileSystem>) =>
-  effect.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))), Effect.provide(NodeFileSystem.layer))
+  effect.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env, preserveEmptyStrings: true })), Effect.provide(NodeFileSystem.layer))
 
 const remote = (choice: ProviderChoice.Choice): ProviderChoice.Remote => {
   if (choice._tag !== "Remote") throw new Error(`expected a remote choice, got ${choice._tag}`)

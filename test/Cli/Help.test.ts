@@ -1,4 +1,3 @@
-import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -8,20 +7,21 @@ import * as Help from "../../src/Cli/Help.js"
 import * as Settings from "../../src/Cli/settings/Settings.js"
 import * as DataDir from "../../src/Session/persistence/DataDir.js"
 
-const footer = Help.plain(HelpDoc.toAnsiText(Help.footer)).replace(/\s+/g, " ")
+const footer = Help.renderFooter(false).replace(/\s+/g, " ")
+const withEnv = (env: Record<string, string>) => Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))
 const tilde = (path: string): string => path.replace(NodeOs.homedir(), "~")
 
 describe("Help (issue 26: the documented default data directory is the one used)", () => {
   it.effect.skipIf(process.platform !== "linux")("EFFECT_HARNESS_HOME's documented defaults match DataDir and Settings", () =>
     Effect.gen(function*() {
-      const empty = Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+      const empty = withEnv({})
       const data = yield* DataDir.harnessHome.pipe(empty)
       expect(tilde(data)).toBe("~/.local/share/effect-harness")
       expect(footer).toContain(`$XDG_DATA_HOME/effect-harness, else ${tilde(data)}`)
-      const xdg = yield* DataDir.harnessHome.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["XDG_DATA_HOME", "/x"]]))))
+      const xdg = yield* DataDir.harnessHome.pipe(withEnv({ XDG_DATA_HOME: "/x" }))
       expect(xdg).toBe("/x/effect-harness")
       const settings = yield* Settings.locations("/w").pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["HOME", NodeOs.homedir()]]))),
+        withEnv({ HOME: NodeOs.homedir() }),
         Effect.provide(NodePath.layer)
       )
       expect(footer).toContain(`settings.json and AGENTS.md in ${tilde(settings.home)}`)

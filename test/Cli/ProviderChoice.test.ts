@@ -1,5 +1,5 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -16,7 +16,7 @@ const flags = (over: Partial<ProviderChoice.Flags> = {}): ProviderChoice.Flags =
 })
 
 const withEnv = (env: Record<string, string>) => <A, E>(self: Effect.Effect<A, E, FileSystem.FileSystem>) =>
-  self.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))), Effect.provide(NodeFileSystem.layer))
+  self.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env, preserveEmptyStrings: true })), Effect.provide(NodeFileSystem.layer))
 
 describe("ProviderChoice", () => {
   it.effect("no key and no flag → the offline demo model", () =>

@@ -12,7 +12,7 @@ import * as Cli from "../support/Cli.js"
 const TIMEOUT = 90_000
 
 describe("harness sessions replay / verify", () => {
-  it.scopedLive(
+  it.live(
     "[issue 21, L-12.11] a max-tokens step with a tool call replays clean (exit 0); a changed chunk → rule and seqs, exit 5",
     () =>
       Effect.gen(function*() {

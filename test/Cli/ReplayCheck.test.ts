@@ -77,7 +77,7 @@ const statuses = (events: ReadonlyArray<SessionEvent>) => ReplayCheck.check(even
 const maxTokensCall: Scripted.Reply = [Scripted.toolCall("c1", "ls", "{}"), Scripted.finish("max-tokens")]
 
 describe("ReplayCheck agrees with the loop's recording rule", () => {
-  it.scoped("[issue 21, L-12.11] max-tokens with a tool call: the loop records [] and replay agrees", () =>
+  it.effect("[issue 21, L-12.11] max-tokens with a tool call: the loop records [] and replay agrees", () =>
     Effect.gen(function*() {
       const events = yield* logOf([maxTokensCall])
       const message = events.find((e) => e.type === "assistant/message")
@@ -86,7 +86,7 @@ describe("ReplayCheck agrees with the loop's recording rule", () => {
       expect(statuses(events)).toEqual(["match"])
     }))
 
-  it.scoped("[L-12.11, L-30] max-tokens with text and an open call: only the text, turn max-tokens, agrees", () =>
+  it.effect("[L-12.11, L-30] max-tokens with text and an open call: only the text, turn max-tokens, agrees", () =>
     Effect.gen(function*() {
       const events = yield* logOf([[
         Scripted.say("partial"),
@@ -98,7 +98,7 @@ describe("ReplayCheck agrees with the loop's recording rule", () => {
       expect(events.at(-1)?.data).toMatchObject({ reason: { kind: "max-tokens" } })
     }))
 
-  it.scoped("[L-20] an in-band error finish is recovered: no message for the failed step; the retry records one", () =>
+  it.effect("[L-20] an in-band error finish is recovered: no message for the failed step; the retry records one", () =>
     Effect.gen(function*() {
       const events = yield* logOf(
         [
@@ -115,7 +115,7 @@ describe("ReplayCheck agrees with the loop's recording rule", () => {
       clean(events)
     }))
 
-  it.scoped("[C-7, L-22] replay state kept without a rewrite; a rewrite drops it and replay calls it rewritten", () =>
+  it.effect("[C-7, L-22] replay state kept without a rewrite; a rewrite drops it and replay calls it rewritten", () =>
     Effect.gen(function*() {
       const signed: Scripted.Reply = [Scripted.say("signed"), Scripted.finish("stop", { sig: "s1" })]
       const events = yield* logOf(
@@ -132,7 +132,7 @@ describe("ReplayCheck agrees with the loop's recording rule", () => {
       expect(statuses(events)).toEqual(["match", "rewritten"])
     }))
 
-  it.scoped("[L-22] a throwing step-result leaves an anchor (content [], usage kept) that replay accepts", () =>
+  it.effect("[L-22] a throwing step-result leaves an anchor (content [], usage kept) that replay accepts", () =>
     Effect.gen(function*() {
       const events = yield* logOf(
         [Scripted.text("hello")],
@@ -143,7 +143,7 @@ describe("ReplayCheck agrees with the loop's recording rule", () => {
       expect(statuses(events)).toEqual(["anchor"])
     }))
 
-  it.scoped("[L-22] whitespace is recorded verbatim: a \"\\n\\n\" block and trailing spaces survive and replay agrees", () =>
+  it.effect("[L-22] whitespace is recorded verbatim: a \"\\n\\n\" block and trailing spaces survive and replay agrees", () =>
     Effect.gen(function*() {
       const events = yield* logOf([[Scripted.say("\n\n"), Scripted.think("  "), Scripted.say("tail  "), Scripted.finish("stop")]])
       const message = events.find((e) => e.type === "assistant/message")
@@ -153,7 +153,7 @@ describe("ReplayCheck agrees with the loop's recording rule", () => {
       clean(events)
     }))
 
-  it.scoped("[L-22, L-16] an empty stream, parallel calls and their results: agrees, calls answered once in order", () =>
+  it.effect("[L-22, L-16] an empty stream, parallel calls and their results: agrees, calls answered once in order", () =>
     Effect.gen(function*() {
       const events = yield* logOf([
         [],
@@ -171,7 +171,7 @@ describe("ReplayCheck agrees with the loop's recording rule", () => {
 })
 
 describe("ReplayCheck on a changed log: the rule broken and the events involved", () => {
-  it.scoped("[issue 21] a chunk's text changed → content-is-assembled, the message and that block's chunks", () =>
+  it.effect("[issue 21] a chunk's text changed → content-is-assembled, the message and that block's chunks", () =>
     Effect.gen(function*() {
       const events = copy(yield* logOf([[Scripted.say("ab"), Scripted.toolCall("c1", "echo", "{\"text\":\"x\"}"), Scripted.finish("tool-calls")], Scripted.text("z")]))
       // the block-end chunk carries the authoritative block: change its text
@@ -191,14 +191,14 @@ describe("ReplayCheck on a changed log: the rule broken and the events involved"
       expect(report.verdicts.map((v) => v.status)).toEqual(["mismatch", "match"])
     }))
 
-  it.scoped("[L-12.11] a tool call put back into a max-tokens message → max-tokens-drops-tool-calls", () =>
+  it.effect("[L-12.11] a tool call put back into a max-tokens message → max-tokens-drops-tool-calls", () =>
     Effect.gen(function*() {
       const events = copy(yield* logOf([maxTokensCall]))
       first(events, "assistant/message").data.content = [ContentBlock.toolCall("c1", "ls", "{}")]
       expect(ReplayCheck.check(asLog(events)).findings.map((f) => f.rule.name)).toEqual(["max-tokens-drops-tool-calls"])
     }))
 
-  it.scoped("[C-7, A-9, L-22, S-20] replay state removed, usage changed, sources cut, model renamed: one finding each", () =>
+  it.effect("[C-7, A-9, L-22, S-20] replay state removed, usage changed, sources cut, model renamed: one finding each", () =>
     Effect.gen(function*() {
       const base = yield* logOf([[Scripted.say("s"), Scripted.usage(3, 1), Scripted.finish("stop", { sig: "k" })]])
       const at = (mutate: (m: DeepMutable<EventOf<"assistant/message">>) => void) => {
@@ -213,7 +213,7 @@ describe("ReplayCheck on a changed log: the rule broken and the events involved"
       clean(base)
     }))
 
-  it.scoped("[L-22, L-20, L-30] a missing message, a message for an errored stream, a wrong turn end", () =>
+  it.effect("[L-22, L-20, L-30] a missing message, a message for an errored stream, a wrong turn end", () =>
     Effect.gen(function*() {
       const base = yield* logOf([maxTokensCall])
       const dropped = copy(base).filter((e) => e.type !== "assistant/message")
@@ -227,7 +227,7 @@ describe("ReplayCheck on a changed log: the rule broken and the events involved"
       expect(ReplayCheck.check(asLog(completed)).findings.map((f) => f.rule.name)).toEqual(["turn-max-tokens"])
     }))
 
-  it.scoped("[L-22] a trimmed whitespace block is a content mismatch", () =>
+  it.effect("[L-22] a trimmed whitespace block is a content mismatch", () =>
     Effect.gen(function*() {
       const events = copy(yield* logOf([[Scripted.say("hi \n"), Scripted.finish("stop")]]))
       first(events, "assistant/message").data.content = [ContentBlock.text("hi")]
@@ -242,7 +242,7 @@ describe("LogStructure", () => {
   ])
   const rulesOf = (events: ReadonlyArray<Ev>) => LogStructure.check(asLog(events)).findings.map((f) => f.rule.name)
 
-  it.scoped("[S-11, S-16] a seq gap, a missing turn end, a step closed twice", () =>
+  it.effect("[S-11, S-16] a seq gap, a missing turn end, a step closed twice", () =>
     Effect.gen(function*() {
       const base = yield* withCalls
       const gap = copy(base)
@@ -257,7 +257,7 @@ describe("LogStructure", () => {
       expect(rulesOf(renumber(doubled))).toContain("balanced-steps")
     }))
 
-  it.scoped("[L-15, L-16, S-16] a result removed, a result repeated, results swapped, arguments changed, a wrong source", () =>
+  it.effect("[L-15, L-16, S-16] a result removed, a result repeated, results swapped, arguments changed, a wrong source", () =>
     Effect.gen(function*() {
       const base = yield* withCalls
       const results = base.flatMap((e, i) => (e.type === "tool/result" ? [i] : []))
@@ -282,7 +282,7 @@ describe("LogStructure", () => {
       expect(rulesOf(foreign)).toEqual(["message-sources-own-chunks"])
     }))
 
-  it.scoped("[S-16] a log ending inside a turn is reported as open, not as a violation", () =>
+  it.effect("[S-16] a log ending inside a turn is reported as open, not as a violation", () =>
     Effect.gen(function*() {
       const base = yield* withCalls
       const cut = base.slice(0, base.findIndex((e) => e.type === "tool/call") + 1)
@@ -294,7 +294,7 @@ describe("LogStructure", () => {
 })
 
 describe("Transcript", () => {
-  it.scoped("renders prompts, answers, usage and the turn end", () =>
+  it.effect("renders prompts, answers, usage and the turn end", () =>
     Effect.gen(function*() {
       const events = yield* logOf([[Scripted.say("hello"), Scripted.usage(3, 2, { cacheReadTokens: 7 }), Scripted.finish("stop")]])
       const text = Transcript.render(events)

@@ -8,7 +8,7 @@ describe("ScriptErrors (issue 15)", () => {
 
   it("wrong shapes and unknown keys name the JSON path; malformed JSON its line and column; one line each", () => {
     expect(ScriptErrors.describe("s.json", JSON.stringify({ responses: [{ text: "a" }, [{ delayMs: -1 }]] })))
-      .toMatch(/^error: invalid script s\.json: responses\[1\]\[0\]\.delayMs: Expected .*actual -1/)
+      .toMatch(/^error: invalid script s\.json: responses\[1\]\[0\]\.delayMs: Expected .*got -1/) // Effect 4 wording ("got", Effect 3: "actual")
     expect(ScriptErrors.describe("s.json", JSON.stringify({ responses: [], extra: true })))
       .toBe("error: invalid script s.json: extra: unknown key (not allowed here)")
     expect(ScriptErrors.describe("s.json", "{\n  \"responses\": [\n    1 2\n  ]\n}"))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as StrictArgs from "../../src/Cli/StrictArgs.js"
 
 const spec: StrictArgs.Spec = {
@@ -14,7 +14,7 @@ const spec: StrictArgs.Spec = {
   ])
 }
 
-const check = (...args: Array<string>) => Either.match(StrictArgs.check(spec, args), { onLeft: (e) => e, onRight: () => "ok" })
+const check = (...args: Array<string>) => Result.match(StrictArgs.check(spec, args), { onFailure: (e) => e, onSuccess: () => "ok" })
 
 describe("StrictArgs (issue 15)", () => {
   it("known options, values, --name=value, - and everything after -- pass", () => {

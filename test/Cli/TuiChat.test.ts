@@ -120,7 +120,7 @@ const writeScript = (dir: string, responses: ReadonlyArray<unknown>): string => 
 }
 
 describe.skipIf(!tmuxAvailable)("harness chat on a terminal (issue 15)", () => {
-  it.scopedLive(
+  it.live(
     "[issue 15] type-ahead stays in the input, an approval keeps the draft, tool call and diff render, Ctrl-C then a new prompt",
     () =>
       Effect.gen(function*() {
@@ -214,7 +214,7 @@ describe.skipIf(!tmuxAvailable)("harness chat on a terminal (issue 15)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 15] a 20-line bracketed paste is one user message; /model, /sessions, /help; NO_COLOR",
     () =>
       Effect.gen(function*() {

@@ -1,6 +1,6 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -39,7 +39,7 @@ const tree = (files: Record<string, string>) =>
   })
 
 describe("WorkspaceContext discovery and baseline", () => {
-  it.scopedLive(
+  it.live(
     "AC-102 [W-1,W-3] home + root AGENTS.md + pkg/CLAUDE.md → one prefix message, one frame, broad to specific",
     () =>
       Effect.gen(function*() {
@@ -66,10 +66,10 @@ describe("WorkspaceContext discovery and baseline", () => {
         ].map((s) => text.indexOf(s))
         expect(order.every((i) => i > 0)).toBe(true)
         expect([...order].sort((a, b) => a - b)).toEqual(order)
-      }).pipe(Effect.provide(NodeContext.layer))
+      }).pipe(Effect.provide(NodeServices.layer))
   )
 
-  it.scopedLive("AC-102 [W-1] both names → AGENTS.md only; symlinked AGENTS.md pointing outside → not loaded", () =>
+  it.live("AC-102 [W-1] both names → AGENTS.md only; symlinked AGENTS.md pointing outside → not loaded", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const t = yield* tree({
@@ -90,9 +90,9 @@ describe("WorkspaceContext discovery and baseline", () => {
       // the symlink is absent, so the next candidate wins
       expect(text).toContain("Instructions from: a/CLAUDE.md\n\nA CLAUDE")
       expect(discovery.entries.map((e) => e.state._tag)).toEqual(["Absent", "Loaded", "Loaded", "Absent"])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scopedLive("[W-1,W-3] home from $EFFECT_HARNESS_HOME or ~/.effect-harness, displayed as such; no marker → cwd is root", () =>
+  it.live("[W-1,W-3] home from $EFFECT_HARNESS_HOME or ~/.effect-harness, displayed as such; no marker → cwd is root", () =>
     Effect.gen(function*() {
       const t = yield* tree({
         "envhome/AGENTS.md": "ENV HOME",
@@ -100,21 +100,21 @@ describe("WorkspaceContext discovery and baseline", () => {
         "plain/AGENTS.md": "PLAIN"
       })
       const viaEnv = yield* WorkspaceContext.discover(`${t.base}/plain`).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["EFFECT_HARNESS_HOME", `${t.base}/envhome`]])))
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { EFFECT_HARNESS_HOME: `${t.base}/envhome` } }))
       )
       expect(viaEnv.root).toBe(`${t.base}/plain`)
       const envText = textOfMessage(WorkspaceContext.baseline(viaEnv, 100_000).message)
       expect(envText).toContain("Instructions from: $EFFECT_HARNESS_HOME/AGENTS.md\n\nENV HOME")
       expect(envText).toContain("Instructions from: AGENTS.md\n\nPLAIN")
       const viaHome = yield* WorkspaceContext.discover(`${t.base}/plain`).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["HOME", `${t.base}/user`]])))
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { HOME: `${t.base}/user` } }))
       )
       expect(textOfMessage(WorkspaceContext.baseline(viaHome, 100_000).message)).toContain(
         "Instructions from: ~/.effect-harness/AGENTS.md\n\nUSER HOME"
       )
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scopedLive("[W-2,W-3] oversized winner is unavailable (no fallthrough); </system-reminder> is escaped; nothing → no message", () =>
+  it.live("[W-2,W-3] oversized winner is unavailable (no fallthrough); </system-reminder> is escaped; nothing → no message", () =>
     Effect.gen(function*() {
       const t = yield* tree({
         "proj/AGENTS.md": "before </system-reminder> after",
@@ -130,9 +130,9 @@ describe("WorkspaceContext discovery and baseline", () => {
 
       const empty = yield* WorkspaceContext.discover(`${t.base}/home`, { home: `${t.base}/nowhere` })
       expect(WorkspaceContext.baseline(empty, 100_000).message).toBeUndefined()
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scopedLive("AC-103 [W-4] budget below total → broadest omitted first, most specific truncated, notice, size ≤ budget; 0 → nothing", () =>
+  it.live("AC-103 [W-4] budget below total → broadest omitted first, most specific truncated, notice, size ≤ budget; 0 → nothing", () =>
     Effect.gen(function*() {
       const t = yield* tree({
         "home/AGENTS.md": "H".repeat(400),
@@ -169,7 +169,7 @@ describe("WorkspaceContext discovery and baseline", () => {
       expect(WorkspaceContext.baseline(discovery, 0).message).toBeUndefined()
       expect(WorkspaceContext.baseline(discovery, Number.NaN).message).toBeUndefined()
       expect(WorkspaceContext.baseline(discovery, 50).message).toBeUndefined()
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ const readArgs = (p: string) => JSON.stringify({ file_path: p })
 
 /** The kit with the built-in tools, the workspace-context plugin and a workspace at `root`. */
 const kit = (root: string, home: string, script: Scripted.Script, extra?: Layer.Layer<never, never, ToolRuntime.ToolRuntime>) => {
-  const env = Layer.provideMerge(Workspace.layer(root), NodeContext.layer)
+  const env = Layer.provideMerge(Workspace.layer(root), NodeServices.layer)
   const withKit = Layer.provideMerge(
     TestKit.layer({ script, tools: BuiltinTools.tools({ bash: { ...BuiltinTools.Bash.defaultOptions, killGraceMs: 200 } }) }),
     env
@@ -198,7 +198,7 @@ const kit = (root: string, home: string, script: Scripted.Script, extra?: Layer.
 }
 
 describe("WorkspaceContext in the agent loop", () => {
-  it.scopedLive("AC-104 [W-5,W-6] set after the batch, re-read → nothing, edit → replace, delete → remove", () =>
+  it.live("AC-104 [W-5,W-6] set after the batch, re-read → nothing, edit → replace, delete → remove", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const t = yield* tree({
@@ -269,9 +269,9 @@ describe("WorkspaceContext in the agent loop", () => {
           changes: [{ action: "remove", scope: "pkg/sub", path: "pkg/sub/AGENTS.md" }]
         })
       }).pipe(Effect.provide(kit(t.proj, t.home, script)))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scopedLive("AC-104 [W-5] failed read, downstream-blocked read and bash → nothing", () =>
+  it.live("AC-104 [W-5] failed read, downstream-blocked read and bash → nothing", () =>
     Effect.gen(function*() {
       const t = yield* tree({
         "proj/pkg/a/AGENTS.md": "A RULES",
@@ -287,7 +287,7 @@ describe("WorkspaceContext in the agent loop", () => {
         Scripted.text("done")
       ]
       // a downstream policy that blocks reads of pkg/b
-      const blocker = Layer.scopedDiscard(ToolRuntime.onPostExecute((input, next) =>
+      const blocker = Layer.effectDiscard(ToolRuntime.onPostExecute((input, next) =>
         JSON.stringify(input.arguments).includes("pkg/b/")
           ? Effect.succeed(PostExecuteDecision.Block({ feedback: [{ type: "text", text: "blocked by policy" }] }))
           : next()
@@ -300,9 +300,9 @@ describe("WorkspaceContext in the agent loop", () => {
         expect(results).toHaveLength(3)
         expect(contexts(events)).toHaveLength(0)
       }).pipe(Effect.provide(kit(t.proj, t.home, script, blocker)))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scopedLive("[W-6,W-7] parallel reads announce a scope once; a resumed instance reconciles visible scopes before its first request", () =>
+  it.live("[W-6,W-7] parallel reads announce a scope once; a resumed instance reconciles visible scopes before its first request", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -338,5 +338,5 @@ describe("WorkspaceContext in the agent loop", () => {
         const last = (yield* b.requests).at(-1)
         expect(last?.messages.some((m) => textOfMessage(m).includes("PKG v2"))).toBe(true)
       }).pipe(Effect.provide(kit(t.proj, t.home, script)))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Json from "../../src/Llm/Json.js"
 
 const rejects = (value: unknown): Json.JsonError => {
   const result = Json.copyJson(value)
-  if (Either.isRight(result)) throw new Error(`accepted ${String(value)}`)
-  return result.left
+  if (Result.isSuccess(result)) throw new Error(`accepted ${String(value)}`)
+  return result.failure
 }
 
 describe("Json (V-11)", () => {
@@ -52,7 +52,7 @@ describe("Json (V-11)", () => {
     bare["k"] = [1, "two", null, true, { n: 0.5 }]
     const shared = { s: 1 }
     const value = { bare, a: shared, b: shared, e: "", zero: 0 }
-    const copy = Either.getOrThrow(Json.copyJson(value))
+    const copy = Result.getOrThrow(Json.copyJson(value))
     expect(copy).toEqual({ bare: { k: [1, "two", null, true, { n: 0.5 }] }, a: { s: 1 }, b: { s: 1 }, e: "", zero: 0 })
     // detached: nothing shared with the input
     expect((copy as Json.JsonObject)["a"]).not.toBe(shared)
@@ -68,7 +68,7 @@ describe("Json (V-11)", () => {
         return reads === 1 ? "first" : 1n
       }
     }
-    const copy = Either.getOrThrow(Json.copyJson(tricky))
+    const copy = Result.getOrThrow(Json.copyJson(tricky))
     expect(reads).toBe(1)
     expect(copy).toEqual({ value: "first" })
     const copyDescriptor = Object.getOwnPropertyDescriptor(copy, "value")
@@ -87,7 +87,7 @@ describe("Json (V-11)", () => {
 
   it("[V-11] snapshot deep-freezes its copy; a \"__proto__\" key stays an own data property", () => {
     const input = JSON.parse("{\"__proto__\":{\"polluted\":true},\"list\":[{\"a\":1}]}") as unknown
-    const snap = Either.getOrThrow(Json.snapshot(input)) as Json.JsonObject
+    const snap = Result.getOrThrow(Json.snapshot(input)) as Json.JsonObject
     expect(Object.isFrozen(snap)).toBe(true)
     expect(Object.isFrozen(snap["list"])).toBe(true)
     expect(Object.isFrozen((snap["list"] as ReadonlyArray<Json.Json>)[0])).toBe(true)
@@ -100,10 +100,10 @@ describe("Json (V-11)", () => {
   it.effect("[V-11] the Json schema decodes to a detached copy and reports the path that broke", () =>
     Effect.gen(function*() {
       const input = { a: [1, { b: "c" }] }
-      const decoded = yield* Schema.decodeUnknown(Json.Json)(input)
+      const decoded = yield* Schema.decodeUnknownEffect(Json.Json)(input)
       expect(decoded).toEqual(input)
       expect(decoded).not.toBe(input)
-      const error = yield* Effect.flip(Schema.decodeUnknown(Json.Json)({ a: [1, NaN] }))
+      const error = yield* Effect.flip(Schema.decodeUnknownEffect(Json.Json)({ a: [1, NaN] }))
       expect(error.message).toContain("$.a[1]")
     }))
 

@@ -1,12 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Scripted from "../../src/Adapter/Scripted.js"
 import * as BlockAssembler from "../../src/Llm/BlockAssembler.js"
 import * as ContentBlock from "../../src/Llm/ContentBlock.js"
@@ -37,13 +36,13 @@ const request = (provider: string, messages: ReadonlyArray<Message.Message> = [M
   messages
 })
 
-const textOf = (chunks: Chunk.Chunk<StreamChunk.StreamChunk>) =>
-  Chunk.toReadonlyArray(chunks).flatMap((c) => (c.type === "text-delta" ? [c.text] : [])).join("")
+const textOf = (chunks: ReadonlyArray<StreamChunk.StreamChunk>) =>
+  chunks.flatMap((c) => (c.type === "text-delta" ? [c.text] : [])).join("")
 
 const noRetry = Retry.layer({ maxAttempts: 1 })
 
 describe("Llm registry", () => {
-  it.scoped("AC-1 [C-9] register [], [\"\"], [\"a\",\"a\"] → INVALID_ADAPTER, INVALID_ADAPTER, DUPLICATE_ADAPTER; nothing listed", () =>
+  it.effect("AC-1 [C-9] register [], [\"\"], [\"a\",\"a\"] → INVALID_ADAPTER, INVALID_ADAPTER, DUPLICATE_ADAPTER; nothing listed", () =>
     Effect.gen(function*() {
       const { adapter } = recording("a")
       const codes = []
@@ -56,7 +55,7 @@ describe("Llm registry", () => {
       expect(yield* Llm.listProviders).toEqual([])
     }).pipe(Effect.provide(Llm.layer)))
 
-  it.scoped("[C-9] an empty display name is INVALID_ADAPTER; names default to the id; a failed registration registers nothing", () =>
+  it.effect("[C-9] an empty display name is INVALID_ADAPTER; names default to the id; a failed registration registers nothing", () =>
     Effect.gen(function*() {
       const { adapter } = recording("a")
       const empty = yield* Effect.flip(Llm.register([{ id: "a", name: "" }], adapter))
@@ -75,12 +74,12 @@ describe("Llm registry", () => {
       expect(yield* Llm.listProviders).toEqual([{ id: "b", name: "b" }, { id: "c", name: "Cee" }, { id: "a", name: "Ay" }])
     }).pipe(Effect.provide(Llm.layer)))
 
-  it.scoped("AC-2 [C-9] register m1 twice → DUPLICATE_ADAPTER, first survives; dispose then re-register succeeds", () =>
+  it.effect("AC-2 [C-9] register m1 twice → DUPLICATE_ADAPTER, first survives; dispose then re-register succeeds", () =>
     Effect.gen(function*() {
       const first = recording("first")
       const second = recording("second")
       const scope = yield* Scope.make()
-      yield* Llm.register(["m1"], first.adapter).pipe(Scope.extend(scope))
+      yield* Llm.register(["m1"], first.adapter).pipe(Scope.provide(scope))
       const error = yield* Effect.flip(Llm.register(["m1"], second.adapter))
       expect(error.code).toBe("DUPLICATE_ADAPTER")
       const out = yield* Stream.runCollect(Llm.stream(request("m1")))
@@ -93,7 +92,7 @@ describe("Llm registry", () => {
       expect(textOf(yield* Stream.runCollect(Llm.stream(request("m1"))))).toBe("second")
     }).pipe(Effect.provide(Llm.layer)))
 
-  it.scoped("[C-9] the advisory catalog is validated (INVALID_CATALOG) and listed, never used to reject a request", () =>
+  it.effect("[C-9] the advisory catalog is validated (INVALID_CATALOG) and listed, never used to reject a request", () =>
     Effect.gen(function*() {
       const base = recording("p").adapter
       const withModels = (models: LlmAdapter["models"]): LlmAdapter => ({ ...base, models })
@@ -138,7 +137,7 @@ describe("Llm registry", () => {
 })
 
 describe("Llm.stream routing", () => {
-  it.scoped("AC-3 [C-10,C-11] unknown provider → NO_ADAPTER, a model-request failure; middleware rerouting initial→routed calls routed", () =>
+  it.effect("AC-3 [C-10,C-11] unknown provider → NO_ADAPTER, a model-request failure; middleware rerouting initial→routed calls routed", () =>
     Effect.gen(function*() {
       const initial = recording("initial")
       const routed = recording("routed")
@@ -158,14 +157,14 @@ describe("Llm.stream routing", () => {
 
       // NO_ADAPTER behind middleware is still a model-request failure
       const scope = yield* Scope.make()
-      yield* Llm.addMiddleware((options, next) => next({ ...options, provider: "gone" })).pipe(Scope.extend(scope))
+      yield* Llm.addMiddleware((options, next) => next({ ...options, provider: "gone" })).pipe(Scope.provide(scope))
       const gone = yield* Effect.flip(Stream.runDrain(Llm.stream(request("initial"))))
       expect(gone.code).toBe("NO_ADAPTER")
       expect(Llm.isModelRequestFailure(gone)).toBe(true)
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.provide(Llm.layer)))
 
-  it.scoped("[C-10] a mutable one-shot request mutated by middleware is routed by its new provider", () =>
+  it.effect("[C-10] a mutable one-shot request mutated by middleware is routed by its new provider", () =>
     Effect.gen(function*() {
       const routed = recording("routed")
       yield* Llm.register(["routed"], routed.adapter)
@@ -176,7 +175,7 @@ describe("Llm.stream routing", () => {
       expect(textOf(yield* Stream.runCollect(Llm.stream(request("initial"))))).toBe("routed")
     }).pipe(Effect.provide(Llm.layer)))
 
-  it.scoped("[C-10] middleware runs in registration order, can observe and short-circuit; scope close unregisters it", () =>
+  it.effect("[C-10] middleware runs in registration order, can observe and short-circuit; scope close unregisters it", () =>
     Effect.gen(function*() {
       const target = recording("target")
       yield* Llm.register(["target"], target.adapter)
@@ -189,7 +188,7 @@ describe("Llm.stream routing", () => {
       yield* Llm.addMiddleware((options) => {
         order.push("inner")
         return Stream.fromIterable(Scripted.toChunks(Scripted.text(`cached for ${options.model}`)))
-      }).pipe(Scope.extend(scope))
+      }).pipe(Scope.provide(scope))
       expect(textOf(yield* Stream.runCollect(Llm.stream(request("target"))))).toBe("CACHED FOR M")
       expect(order).toEqual(["outer", "inner"])
       expect(target.seen).toHaveLength(0)
@@ -198,7 +197,7 @@ describe("Llm.stream routing", () => {
       expect(target.seen).toHaveLength(1)
     }).pipe(Effect.provide(Llm.layer)))
 
-  it.scoped("[C-10] session-scoped middleware only sees requests of its session", () =>
+  it.effect("[C-10] session-scoped middleware only sees requests of its session", () =>
     Effect.gen(function*() {
       yield* Llm.register(["p"], recording("p").adapter)
       const seen: Array<string | undefined> = []
@@ -220,7 +219,7 @@ describe("Llm.stream failure provenance (C-11, L-21)", () => {
     stream: () => make()
   })
 
-  it.scoped("[C-11] an adapter's typed failure reaches the consumer as the very same error object", () =>
+  it.effect("[C-11] an adapter's typed failure reaches the consumer as the very same error object", () =>
     Effect.gen(function*() {
       const original = new ProviderError({ code: "AUTH", message: "bad key", status: 401 })
       yield* Llm.register(["p"], failing(() => Stream.fail(original)))
@@ -233,7 +232,7 @@ describe("Llm.stream failure provenance (C-11, L-21)", () => {
       expect(Llm.isModelRequestFailure(through)).toBe(true)
     }).pipe(Effect.provide(Llm.layer), Effect.provide(noRetry)))
 
-  it.scoped("[C-11] an adapter that throws (dispatch or iteration) → ProviderError: UNKNOWN for non-Errors, the error's own code otherwise", () =>
+  it.effect("[C-11] an adapter that throws (dispatch or iteration) → ProviderError: UNKNOWN for non-Errors, the error's own code otherwise", () =>
     Effect.gen(function*() {
       const thrownString: LlmAdapter = {
         providers: [],
@@ -269,7 +268,7 @@ describe("Llm.stream failure provenance (C-11, L-21)", () => {
       expect(Llm.isModelRequestFailure(c)).toBe(true)
     }).pipe(Effect.provide(Llm.layer), Effect.provide(noRetry)))
 
-  it.scoped("AC-68 [L-21] failures raised by middleware, by a nested model call, or by mutating a frozen request are MiddlewareErrors", () =>
+  it.effect("AC-68 [L-21] failures raised by middleware, by a nested model call, or by mutating a frozen request are MiddlewareErrors", () =>
     Effect.gen(function*() {
       const nestedError = new ProviderError({ code: "CONTEXT_WINDOW_EXCEEDED", message: "too long" })
       yield* Llm.register(["p"], recording("p").adapter)
@@ -278,7 +277,7 @@ describe("Llm.stream failure provenance (C-11, L-21)", () => {
       const run = (middleware: Llm.StreamMiddleware, options = request("p")) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
-          yield* llm.addMiddleware(middleware).pipe(Scope.extend(scope))
+          yield* llm.addMiddleware(middleware).pipe(Scope.provide(scope))
           const error = yield* Effect.flip(Stream.runDrain(llm.stream(options)))
           yield* Scope.close(scope, Exit.void)
           return error
@@ -321,7 +320,7 @@ describe("Llm.stream replay state (C-7)", () => {
     Message.user("again")
   ]
 
-  it.scoped("AC-4 [C-7] same instance → replay state forwarded; different instances → {provider, model} only; frozen input stays frozen and untouched", () =>
+  it.effect("AC-4 [C-7] same instance → replay state forwarded; different instances → {provider, model} only; frozen input stays frozen and untouched", () =>
     Effect.gen(function*() {
       const shared = recording("shared")
       const other = recording("other")
@@ -386,7 +385,7 @@ describe("Llm.stream with the scripted adapter and retries (DEC-3)", () => {
   it.effect("[E-6] a RATE_LIMIT before the first chunk is retried after Retry-After; the assembled answer is the retry's", () =>
     Effect.gen(function*() {
       const recorder = yield* Scripted.Recorder
-      const fiber = yield* Effect.fork(Stream.run(Llm.stream(request("scripted")), BlockAssembler.sink))
+      const fiber = yield* Effect.forkChild(Stream.run(Llm.stream(request("scripted")), BlockAssembler.sink))
       yield* TestClock.adjust("1999 millis")
       expect(yield* recorder.requests).toHaveLength(1)
       yield* TestClock.adjust("1 millis")

@@ -49,7 +49,7 @@ describe("ModelCatalog (K-1)", () => {
         const b = yield* catalog.lookup("nowhere", "mystery-1")
         const c = yield* catalog.lookup("nowhere", "mystery-2")
         return [a, b, c]
-      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      }).pipe(Effect.provide(Logger.layer([logger])))
       const [a, b, c] = yield* run
       expect(a).toEqual({ known: false, facts: { contextWindow: 32_000, maxOutputTokens: 8_192 } })
       expect(b?.known).toBe(false)

@@ -1,14 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as References from "effect/References"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Scripted from "../../src/Adapter/Scripted.js"
 import * as Llm from "../../src/Llm/Llm.js"
 import { ProviderError, RegistryError } from "../../src/Llm/LlmError.js"
@@ -26,16 +27,16 @@ const setup = (script: Scripted.Script, overrides: Retry.RetryPolicyInput = {}) 
   )
 
 /** Lets forked fibers run until they block (on a sleep, a timeout or forever). */
-const settle = Effect.repeatN(Effect.yieldNow(), 100)
+const settle = Effect.repeat(Effect.yieldNow, Schedule.recurs(100))
 
 const calls = Effect.map(Scripted.requests, (r) => r.length)
 
-const collect = Stream.runCollect(Llm.stream(request)).pipe(Effect.map(Chunk.toReadonlyArray))
+const collect = Stream.runCollect(Llm.stream(request))
 
 describe("Retry policy (DEC-3, E-6)", () => {
   it.effect("[E-6] RATE_LIMIT before the first chunk is retried after Retry-After (TestClock), then succeeds", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect)
+      const fiber = yield* Effect.forkChild(collect)
       yield* settle
       expect(yield* calls).toBe(1)
       yield* TestClock.adjust("2999 millis")
@@ -53,7 +54,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
 
   it.effect("[E-6] a Retry-After beyond the cap waits only the cap", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect)
+      const fiber = yield* Effect.forkChild(collect)
       yield* settle
       yield* TestClock.adjust("9999 millis")
       yield* settle
@@ -69,7 +70,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
 
   it.effect("[E-6] without Retry-After: exponential backoff (500, 1000, 2000 ms) and attempts bounded by maxAttempts", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.either(collect))
+      const fiber = yield* Effect.forkChild(Effect.result(collect))
       const at: Array<number> = []
       // walk the clock in 100 ms steps and note when each call happens
       for (let t = 0; t <= 5_000; t += 100) {
@@ -80,7 +81,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
       }
       expect(at).toEqual([0, 500, 1500, 3500])
       const result = yield* Fiber.join(fiber)
-      expect(result).toMatchObject({ _tag: "Left", left: { code: "SERVER", message: "attempt 4" } })
+      expect(result).toMatchObject({ _tag: "Failure", failure: { code: "SERVER", message: "attempt 4" } })
     }).pipe(Effect.provide(setup([
       [Scripted.fail("SERVER", "attempt 1")],
       [Scripted.fail("TRANSPORT", "attempt 2")],
@@ -130,16 +131,16 @@ describe("Retry policy (DEC-3, E-6)", () => {
       expect(Duration.toMinutes(Retry.defaultPolicy.firstByteTimeout)).toBe(10)
       expect(Duration.toMinutes(Retry.defaultPolicy.idleTimeout)).toBe(5)
       // a first-byte timeout must still leave room for a retry within the deadline
-      expect(Duration.greaterThan(Retry.defaultPolicy.maxElapsed, Retry.defaultPolicy.firstByteTimeout)).toBe(true)
+      expect(Duration.isGreaterThan(Retry.defaultPolicy.maxElapsed, Retry.defaultPolicy.firstByteTimeout)).toBe(true)
     }))
 
   it.effect("[DEC-3] chunks are not timed here: a scripted adapter that stalls before its first chunk is not cut", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect)
+      const fiber = yield* Effect.forkChild(collect)
       yield* settle
       yield* TestClock.adjust("2 hours")
       yield* settle
-      expect(fiber.unsafePoll()).toBeNull()
+      expect(fiber.pollUnsafe()).toBeUndefined()
       expect(yield* calls).toBe(1)
       yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(setup([[Scripted.forever]], { firstByteTimeout: "1 second", idleTimeout: "1 second" }))))
@@ -147,25 +148,26 @@ describe("Retry policy (DEC-3, E-6)", () => {
   it.effect("[E-6] every retry is logged at warning level with code, attempt and delay", () =>
     Effect.gen(function*() {
       const logs: Array<{ readonly level: string; readonly annotations: Record<string, unknown> }> = []
-      const logger = Logger.make(({ annotations, logLevel }) => {
-        logs.push({ level: logLevel.label, annotations: Object.fromEntries(annotations) })
+      // Effect 4: annotations live in the fiber's `CurrentLogAnnotations`; levels are spelled `Warn` (v3 `WARN`)
+      const logger = Logger.make(({ fiber, logLevel }) => {
+        logs.push({ level: logLevel, annotations: { ...fiber.getRef(References.CurrentLogAnnotations) } })
       })
-      const fiber = yield* Effect.fork(collect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger))))
+      const fiber = yield* Effect.forkChild(collect.pipe(Effect.provide(Logger.layer([logger]))))
       yield* settle
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(fiber)
       expect(logs).toEqual([{
-        level: "WARN",
+        level: "Warn",
         annotations: { code: "SERVER", message: "boom", attempt: 1, nextAttempt: 2, delayMillis: 500, provider: "scripted" }
       }])
     }).pipe(Effect.provide(setup([[Scripted.fail("SERVER", "boom")], Scripted.text("ok")]))))
 
   it.effect("[E-6] interrupting the consumer during a backoff stops retrying", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(collect)
+      const fiber = yield* Effect.forkChild(collect)
       yield* settle
-      const exit = yield* Fiber.interrupt(fiber)
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      yield* Fiber.interrupt(fiber)
+      expect(Exit.hasInterrupts(yield* Fiber.await(fiber))).toBe(true)
       yield* TestClock.adjust("1 minute")
       yield* settle
       expect(yield* calls).toBe(1)
@@ -174,7 +176,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
   it.effect("[E-6] a per-stream policy override (Stream.provideService) wins over the layer", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        Stream.runDrain(Llm.stream(request).pipe(Stream.provideServiceEffect(Retry.Policy, Retry.policy({ maxAttempts: 1 }))))
+        Stream.runDrain(Llm.stream(request).pipe(Stream.provideServiceEffect(Retry.Policy, Effect.fromResult(Retry.policy({ maxAttempts: 1 })))))
       )
       expect(error.code).toBe("SERVER")
       expect(yield* calls).toBe(1)
@@ -182,7 +184,7 @@ describe("Retry policy (DEC-3, E-6)", () => {
 })
 
 describe("Retry.decide and Retry.delayFor (pure)", () => {
-  const policy = Either.getOrThrow(Retry.policy({ jitter: 0.25 }))
+  const policy = Result.getOrThrow(Retry.policy({ jitter: 0.25 }))
   const server = new ProviderError({ code: "SERVER", message: "x" })
   const base = { policy, error: server, attempt: 1, emitted: false, elapsedMillis: 0, random: 0 }
 
@@ -213,16 +215,16 @@ describe("Retry.decide and Retry.delayFor (pure)", () => {
   })
 
   it("[E-6] invalid knobs are a typed RetryPolicyError (never a throw)", () => {
-    for (const bad of [{ maxAttempts: 0 }, { maxAttempts: 1.5 }, { jitter: 2 }, { baseDelay: "soon" as Duration.DurationInput }] as ReadonlyArray<Retry.RetryPolicyInput>) {
+    for (const bad of [{ maxAttempts: 0 }, { maxAttempts: 1.5 }, { jitter: 2 }, { baseDelay: "soon" as Duration.Input }] as ReadonlyArray<Retry.RetryPolicyInput>) {
       const result = Retry.policy(bad)
-      expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "RetryPolicyError", code: "INVALID_RETRY_POLICY" })
+      expect(Result.isFailure(result) && result.failure).toMatchObject({ _tag: "RetryPolicyError", code: "INVALID_RETRY_POLICY" })
     }
-    expect(Either.getOrThrow(Retry.policy({ baseDelay: "1 second" })).baseDelay).toEqual(Duration.seconds(1))
+    expect(Result.getOrThrow(Retry.policy({ baseDelay: "1 second" })).baseDelay).toEqual(Duration.seconds(1))
   })
 
   it.effect("[E-6] an invalid policy fails the layer with the typed error, not a defect", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Effect.provide(Retry.Policy, Retry.layer({ maxAttempts: -1 })))
+      const error = yield* Effect.flip(Effect.provide(Effect.service(Retry.Policy), Retry.layer({ maxAttempts: -1 })))
       expect(error).toBeInstanceOf(Retry.RetryPolicyError)
       expect(error.message).toMatch(/maxAttempts/)
     }))

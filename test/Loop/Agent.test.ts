@@ -25,7 +25,7 @@ const recordStatuses = Effect.gen(function*() {
 })
 
 describe("Agent", () => {
-  it.scoped("AC-52 [L-11,L-12] send hi, model text → boundaries, log head, usage, history, running→idle", () =>
+  it.effect("AC-52 [L-11,L-12] send hi, model text → boundaries, log head, usage, history, running→idle", () =>
     Effect.gen(function*() {
       const statuses = yield* recordStatuses
       const t = yield* TestKit.agent()
@@ -45,7 +45,7 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("hello there")] }))))
 
-  it.scoped("AC-53 [L-12] tool round trip: 2 requests, tool-result c1 echo: ping; text(abc) → 7 chunk events", () =>
+  it.effect("AC-53 [L-12] tool round trip: 2 requests, tool-result c1 echo: ping; text(abc) → 7 chunk events", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ tools: [echo] })
       yield* t.prompt("hi")
@@ -68,7 +68,7 @@ describe("Agent", () => {
       script: [Scripted.call("c1", "echo", "{\"text\":\"ping\"}"), Scripted.text("abc")]
     }))))
 
-  it.scoped("AC-54 [L-2,L-25] a tool body steers → steering before step 2, in request 2, same turn; idle steer = send", () =>
+  it.effect("AC-54 [L-2,L-25] a tool body steers → steering before step 2, in request 2, same turn; idle steer = send", () =>
     Effect.gen(function*() {
       const steerer = tool("steerer", (_args, ctx) => Effect.as(Effect.orDie(ctx.agent.steer(text("go on"))), [ContentBlock.text("ok")]))
       const t = yield* TestKit.agent({ tools: [steerer] })
@@ -97,7 +97,7 @@ describe("Agent", () => {
       script: [Scripted.call("c1", "steerer", "{}"), Scripted.text("done"), Scripted.text("again done")]
     }))))
 
-  it.scoped("AC-55 [L-3] idle inject → injection turn, no model call; the next request holds the text verbatim", () =>
+  it.effect("AC-55 [L-3] idle inject → injection turn, no model call; the next request holds the text verbatim", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
       yield* t.agent.inject(text("<note>context</note>"), { source: Message.pluginSource("notes"), meta: { k: 1 } })
@@ -112,7 +112,7 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("AC-56 [L-3,L-19] injects inside a tool body queue until the batch settles; bigint meta throws", () =>
+  it.effect("AC-56 [L-3,L-19] injects inside a tool body queue until the batch settles; bigint meta throws", () =>
     Effect.gen(function*() {
       const seenDuring = yield* Ref.make<ReadonlyArray<string>>([])
       const holder: { session?: Session } = {}
@@ -149,7 +149,7 @@ describe("Agent", () => {
       script: [Scripted.call("c1", "injector", "{}"), Scripted.text("done")]
     }))))
 
-  it.scoped("AC-60 [L-4,L-29] cancel during hang → aborted with the reason; cancel() → \"cancelled\"", () =>
+  it.effect("AC-60 [L-4,L-29] cancel during hang → aborted with the reason; cancel() → \"cancelled\"", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
       yield* t.agent.send(text("one"))
@@ -167,7 +167,7 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(2)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.hang(), Scripted.hang()] }))))
 
-  it.scoped("AC-75 [L-4,L-9] idle cancel is a no-op; send+cancel → no turn; cancel from the running notification → no turn", () =>
+  it.effect("AC-75 [L-4,L-9] idle cancel is a no-op; send+cancel → no turn; cancel from the running notification → no turn", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
       yield* t.agent.cancel("nothing to cancel")
@@ -176,7 +176,7 @@ describe("Agent", () => {
       expect(yield* t.turnEnds).toEqual([{ kind: "completed" }])
       // send + immediate cancel
       yield* t.agent.send(text("dropped"))
-      const waiter = yield* Effect.fork(t.agent.whenIdle)
+      const waiter = yield* Effect.forkChild(t.agent.whenIdle)
       yield* t.agent.cancel()
       yield* Fiber.join(waiter)
       expect(yield* t.agent.status).toBe("idle")
@@ -185,7 +185,7 @@ describe("Agent", () => {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.status.register((i) => (i.status === "running" ? i.agent.cancel("at start") : Effect.void))
       yield* t.agent.send(text("also dropped"))
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* t.agent.whenIdle
       const events = yield* t.events
       expect(events.filter((e) => e.type === "turn/start")).toHaveLength(1)
@@ -193,11 +193,11 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("AC-76 [L-5] send A, whenIdle, cancel, send B → resolves only after B's turn; A never logged", () =>
+  it.effect("AC-76 [L-5] send A, whenIdle, cancel, send B → resolves only after B's turn; A never logged", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
       yield* t.agent.send(text("A"))
-      const waiter = yield* Effect.fork(t.agent.whenIdle)
+      const waiter = yield* Effect.forkChild(t.agent.whenIdle)
       yield* t.agent.cancel()
       yield* t.agent.send(text("B"))
       yield* Fiber.join(waiter)
@@ -208,7 +208,7 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("b")] }))))
 
-  it.scoped("AC-77 [L-4,L-9] steer then cancel drops the steering; a bare step abort turns queued steering into a new turn", () =>
+  it.effect("AC-77 [L-4,L-9] steer then cancel drops the steering; a bare step abort turns queued steering into a new turn", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const signals = yield* Ref.make<ReadonlyArray<StepSignal.StepSignal>>([])
@@ -242,7 +242,7 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(3)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.hang(), Scripted.hang(), Scripted.text("three")] }))))
 
-  it.scoped("AC-78 [L-25,L-9] steer from a step/end observer → a 2nd step in the same turn; from a turn/end observer → a 2nd turn", () =>
+  it.effect("AC-78 [L-25,L-9] steer from a step/end observer → a 2nd step in the same turn; from a turn/end observer → a 2nd turn", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
       const once = yield* Ref.make(true)
@@ -264,7 +264,7 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(3)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("a"), Scripted.text("b"), Scripted.text("c")] }))))
 
-  it.scoped("AC-89 [L-1] send with bigint content or source → INVALID_INPUT, no queued, log unchanged; next send works", () =>
+  it.effect("AC-89 [L-1] send with bigint content or source → INVALID_INPUT, no queued, log unchanged; next send works", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const queued = yield* Ref.make(0)
@@ -281,7 +281,7 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("AC-90 [L-6,L-8] dispose during hang → statuses [running, disposed], turn disposed; throwing status listener tolerated", () =>
+  it.effect("AC-90 [L-6,L-8] dispose during hang → statuses [running, disposed], turn disposed; throwing status listener tolerated", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const statuses = yield* recordStatuses
@@ -304,13 +304,13 @@ describe("Agent", () => {
       expect(yield* Reconstruction.verify(t.agent.session, yield* t.requests)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.hang()] }))))
 
-  it.scoped("AC-105 [H-4,L-7] a session-start inject lands in the first request; a throwing session-start listener is contained", () =>
+  it.effect("AC-105 [H-4,L-7] a session-start inject lands in the first request; a throwing session-start listener is contained", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const sources = yield* Ref.make<ReadonlyArray<string>>([])
       yield* hooks.sessionStart.register(() => boom("boom"))
       yield* hooks.sessionStart.register((i) =>
-        Effect.zipRight(
+        Effect.andThen(
           Ref.update(sources, (s) => [...s, i.source]),
           Effect.orDie(i.agent.inject(text("from plugin"), { source: Message.pluginSource("boot") }))
         )
@@ -327,7 +327,7 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("AC-86 [S-20] round trip + system/sampling change → requests rebuilt from the log, append-extend; a new instance logs resume", () =>
+  it.effect("AC-86 [S-20] round trip + system/sampling change → requests rebuilt from the log, append-extend; a new instance logs resume", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const sp = yield* SystemPrompt.SystemPrompt
@@ -380,7 +380,7 @@ describe("Agent", () => {
       ]
     }))))
 
-  it.scoped("[L-3,S-16,DEC-10] injects from turn/start and turn/end observers stay enclosed: after turn/start, or an own injection turn", () =>
+  it.effect("[L-3,S-16,DEC-10] injects from turn/start and turn/end observers stay enclosed: after turn/start, or an own injection turn", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
       yield* t.agent.session.observe((e) =>
@@ -399,7 +399,7 @@ describe("Agent", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("[L-7,D-12,DEC-10] session choices: Auto creates then resumes, Fork starts a child; options are validated at creation", () =>
+  it.effect("[L-7,D-12,DEC-10] session choices: Auto creates then resumes, Fork starts a child; options are validated at creation", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const sources = yield* Ref.make<ReadonlyArray<string>>([])
@@ -422,7 +422,7 @@ describe("Agent", () => {
       expect(order._tag === "SystemPromptError" ? order.code : order._tag).toBe("INVALID_TOOL_ORDER")
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("[L-8,DEC-10] dispose from inside the agent's own tool body: no self-deadlock, the turn ends disposed", () =>
+  it.effect("[L-8,DEC-10] dispose from inside the agent's own tool body: no self-deadlock, the turn ends disposed", () =>
     Effect.gen(function*() {
       const holder: { dispose?: Effect.Effect<void> } = {}
       const disposer = tool("disposer", () =>

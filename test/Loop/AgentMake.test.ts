@@ -13,7 +13,7 @@ import { echo } from "../support/LoopKit.js"
 import * as Reconstruction from "../support/Reconstruction.js"
 
 describe("Agent.make failure releases the session", () => {
-  it.scoped("[L-7] duplicate agent tools: make fails, then make with the same session id succeeds in the same scope", () =>
+  it.effect("[L-7] duplicate agent tools: make fails, then make with the same session id succeeds in the same scope", () =>
     Effect.gen(function*() {
       // a stored session
       yield* Effect.scoped(Effect.flatMap(TestKit.agent({ session: { _tag: "Auto", id: "shared" } }), (t) => t.prompt("one")))

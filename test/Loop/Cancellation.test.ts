@@ -85,7 +85,7 @@ const idle: Plan = {
 const RUNS = 200
 
 describe("Cancellation", () => {
-  it.scoped(`[L-4,L-17,L-27,DEC-1] ${RUNS} seeded random cancellations leave balanced logs, an idle agent, and a working next send`, () =>
+  it.effect(`[L-4,L-17,L-27,DEC-1] ${RUNS} seeded random cancellations leave balanced logs, an idle agent, and a working next send`, () =>
     Effect.gen(function*() {
       const random = prng(0x5eed)
       const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)] as A
@@ -122,13 +122,13 @@ describe("Cancellation", () => {
           const p = yield* Ref.get(plan)
           if (!p.armed || p.moment !== moment || p.agentId !== agent.id) return
           yield* Ref.set(plan, { ...p, armed: false })
-          if (p.forked) yield* Effect.forkDaemon(agent.cancel(p.reason))
+          if (p.forked) yield* Effect.forkDetach(agent.cancel(p.reason))
           else yield* agent.cancel(p.reason)
         })
 
-      yield* hooks.promptSubmit.register((i, next) => Effect.zipRight(fire(i.agent, "prompt-submit"), next()))
+      yield* hooks.promptSubmit.register((i, next) => Effect.andThen(fire(i.agent, "prompt-submit"), next()))
       yield* hooks.preStep.register((i) => fire(i.agent, "pre-step"))
-      yield* hooks.request.register((i, next) => Effect.zipRight(fire(i.agent, "request"), next()))
+      yield* hooks.request.register((i, next) => Effect.andThen(fire(i.agent, "request"), next()))
       yield* hooks.postStep.register((i) => fire(i.agent, "post-step"))
       yield* hooks.requestError.register((i) =>
         Effect.as(fire(i.agent, "recovery"), Hooks.RequestErrorDecision.Retry())
@@ -150,10 +150,10 @@ describe("Cancellation", () => {
           const p = yield* Ref.get(plan)
           if (p.armed && p.moment === "mid-tool" && n >= p.k) {
             yield* Ref.set(plan, { ...p, armed: false })
-            if (p.forked) yield* Effect.forkDaemon(ctx.agent.cancel(p.reason))
+            if (p.forked) yield* Effect.forkDetach(ctx.agent.cancel(p.reason))
             else yield* ctx.agent.cancel(p.reason)
           }
-          if (hang) yield* Effect.never
+          if (hang) return yield* Effect.never
           return [ContentBlock.text("tool done")]
         })
       const fast = tool("fast", toolBody(false), { parallel: true })

@@ -24,7 +24,7 @@ const tempRoot = Effect.acquireRelease(
 const isTurnEnd = (e: SessionEvent): e is Extract<SessionEvent, { type: "turn/end" }> => e.type === "turn/end"
 
 describe("embedder API (issue 18)", () => {
-  it.scoped("Jsonl.layer composes into TestKit.layer without Layer.orDie; the log reaches the files", () =>
+  it.effect("Jsonl.layer composes into TestKit.layer without Layer.orDie; the log reaches the files", () =>
     Effect.gen(function*() {
       const root = yield* tempRoot
       yield* Effect.scoped(
@@ -41,10 +41,10 @@ describe("embedder API (issue 18)", () => {
       expect(text).toContain("\"turn/end\"")
     }))
 
-  it.scoped("waitFor: an event already logged is returned at once; a later one is awaited (refinements narrow)", () =>
+  it.effect("waitFor: an event already logged is returned at once; a later one is awaited (refinements narrow)", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
-      const waiting = yield* Effect.fork(t.waitFor(isTurnEnd))
+      const waiting = yield* Effect.forkChild(t.waitFor(isTurnEnd))
       yield* t.agent.send([{ type: "text", text: "hi" }])
       const ended = yield* Fiber.join(waiting)
       expect(ended.data.reason).toEqual({ kind: "completed" })
@@ -54,7 +54,7 @@ describe("embedder API (issue 18)", () => {
       expect(direct.seq).toBe(ended.seq)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("hello")] }))))
 
-  it.scoped("checkRequests passes when every request is what the log rebuilds, and fails on a request the log does not say", () =>
+  it.effect("checkRequests passes when every request is what the log rebuilds, and fails on a request the log does not say", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
       yield* t.prompt("ping")
@@ -78,7 +78,7 @@ describe("embedder API (issue 18)", () => {
       tools: [echo]
     }))))
 
-  it.scoped("a request point returning a field outside the call config fails the turn before any request is sent", () =>
+  it.effect("a request point returning a field outside the call config fails the turn before any request is sent", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.request.register((i) => {

@@ -11,7 +11,7 @@ import { boom } from "../support/LoopKit.js"
 const agent = { id: "a1" } as unknown as Hooks.HookAgent
 
 describe("Hooks", () => {
-  it.scoped("[L-26,L-37,U-3] turn-stop is monotonic: any Stop is final, every listener runs, Pass and nothing abstain", () =>
+  it.effect("[L-26,L-37,U-3] turn-stop is monotonic: any Stop is final, every listener runs, Pass and nothing abstain", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.make
       const ran = yield* Ref.make<ReadonlyArray<string>>([])
@@ -27,13 +27,13 @@ describe("Hooks", () => {
       expect(failure.message).toBe("turn-stop failed")
     }))
 
-  it.scoped("[L-36,DEC-2] agent-scoped listeners see only their agent; closing the scope unregisters", () =>
+  it.effect("[L-36,DEC-2] agent-scoped listeners see only their agent; closing the scope unregisters", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.make
       const seen = yield* Ref.make<ReadonlyArray<string>>([])
       const scope = yield* Scope.make()
       yield* hooks.preStep.register((i) => Ref.update(seen, (s) => [...s, `scoped:${i.turn}`]), { agentId: "a1" }).pipe(
-        Scope.extend(scope)
+        Scope.provide(scope)
       )
       yield* hooks.preStep.register((i) => Ref.update(seen, (s) => [...s, `global:${i.turn}`]))
       const input = (turn: number) => ({ agent, turn, step: 1, signal: undefined as never })

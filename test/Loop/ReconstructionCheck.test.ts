@@ -76,7 +76,7 @@ const layer = () =>
   TestKit.layer({ script: [Scripted.call("c1", "echo", "{\"text\":\"x\"}"), Scripted.text("done")], tools: [echo] })
 
 describe("independent request rebuild (S-14, S-15, S-20)", () => {
-  it.scoped("[S-14,S-20] untampered: both rebuilds match the requests and the live history", () =>
+  it.effect("[S-14,S-20] untampered: both rebuilds match the requests and the live history", () =>
     Effect.gen(function*() {
       const t = yield* scenario
       const [first] = yield* t.requests
@@ -85,7 +85,7 @@ describe("independent request rebuild (S-14, S-15, S-20)", () => {
       expect(yield* Reconstruction.check(t)).toBe(2)
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("[S-14,S-20] a wrapper added to injected content is caught by the independent rebuild only", () =>
+  it.effect("[S-14,S-20] a wrapper added to injected content is caught by the independent rebuild only", () =>
     Effect.gen(function*() {
       const t = yield* withTamper(scenario)
       const [first] = yield* t.requests
@@ -160,7 +160,7 @@ describe("call answers (S-16, L-17)", () => {
   it.effect("[L-17] every call answered once: no problem", () =>
     Effect.gen(function*() {
       const events = yield* log((s) =>
-        Effect.zipRight(twoCalls(s), Effect.zipRight(Effect.zipRight(answer(s, "c1"), answer(s, "c2")), appendAll(s, [stepEnd(1, 1), turnEnd(1)])))
+        Effect.andThen(twoCalls(s), Effect.andThen(Effect.andThen(answer(s, "c1"), answer(s, "c2")), appendAll(s, [stepEnd(1, 1), turnEnd(1)])))
       )
       expect(problemsOf(events)).toEqual([])
     }))
@@ -168,9 +168,9 @@ describe("call answers (S-16, L-17)", () => {
   it.effect("[L-17] a call of the message without result (no placeholder) in an aborted turn is reported", () =>
     Effect.gen(function*() {
       const events = yield* log((s) =>
-        Effect.zipRight(
+        Effect.andThen(
           twoCalls(s),
-          Effect.zipRight(answer(s, "c1"), appendAll(s, [stepEnd(1, 1), turnEnd(1, { kind: "aborted", reason: "x" })]))
+          Effect.andThen(answer(s, "c1"), appendAll(s, [stepEnd(1, 1), turnEnd(1, { kind: "aborted", reason: "x" })]))
         )
       )
       // the old balance check (tool/call against tool/result) sees nothing wrong
@@ -181,14 +181,14 @@ describe("call answers (S-16, L-17)", () => {
   it.effect("[S-16] a call without result is legal in a failed turn; a second result for one id is reported", () =>
     Effect.gen(function*() {
       const failed = yield* log((s) =>
-        Effect.zipRight(twoCalls(s), appendAll(s, [stepEnd(1, 1), turnEnd(1, { kind: "error", step: 1, message: "boom" })]))
+        Effect.andThen(twoCalls(s), appendAll(s, [stepEnd(1, 1), turnEnd(1, { kind: "error", step: 1, message: "boom" })]))
       )
       expect(problemsOf(failed)).toEqual([])
       const twice = yield* log((s) =>
-        Effect.zipRight(
+        Effect.andThen(
           twoCalls(s),
-          Effect.zipRight(
-            Effect.zipRight(answer(s, "c1"), answer(s, "c2")),
+          Effect.andThen(
+            Effect.andThen(answer(s, "c1"), answer(s, "c2")),
             appendAll(s, [toolResult(1, 1, "c2", "again"), stepEnd(1, 1), turnEnd(1)])
           )
         )

@@ -14,7 +14,7 @@ const of = <K extends SessionEvent["type"]>(events: ReadonlyArray<SessionEvent>,
   events.filter((e): e is Extract<SessionEvent, { type: K }> => e.type === type)
 
 describe("SessionPrefix", () => {
-  it.scoped("AC-82 [L-35] composed once per instance, first in every request, one header, never in history", () =>
+  it.effect("AC-82 [L-35] composed once per instance, first in every request, one header, never in history", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const compositions = yield* Ref.make(0)
@@ -22,7 +22,7 @@ describe("SessionPrefix", () => {
       const contributed = { role: "user" as const, content: [ContentBlock.text("second")] }
       const t = yield* TestKit.agent({ tools: [echo] })
       yield* hooks.sessionPrefix.register(
-        (_i, next) => Effect.zipRight(Ref.update(compositions, (n) => n + 1), Effect.map(next(), (rest) => [first, ...rest])),
+        (_i, next) => Effect.andThen(Ref.update(compositions, (n) => n + 1), Effect.map(next(), (rest) => [first, ...rest])),
         { agentId: t.agent.id }
       )
       yield* hooks.sessionPrefix.register((_i, next) => Effect.map(next(), (rest) => [contributed, ...rest]), {
@@ -49,7 +49,7 @@ describe("SessionPrefix", () => {
       script: [Scripted.call("c1", "echo", "{\"text\":\"x\"}"), Scripted.text("a"), Scripted.text("b")]
     }))))
 
-  it.scoped("AC-82 [L-35] no contributor → no messagePrefix; pushing into the seed fails the turn", () =>
+  it.effect("AC-82 [L-35] no contributor → no messagePrefix; pushing into the seed fails the turn", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const plain = yield* TestKit.agent()
@@ -70,7 +70,7 @@ describe("SessionPrefix", () => {
       expect(yield* Reconstruction.check(pusher)).toBe(0)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("AC-82 [L-35] cancel during composition → aborted turn, not cached; the next send recomposes", () =>
+  it.effect("AC-82 [L-35] cancel during composition → aborted turn, not cached; the next send recomposes", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const calls = yield* Ref.make(0)

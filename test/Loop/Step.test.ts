@@ -35,7 +35,7 @@ const twoCalls = (a: string, b: string): Scripted.Reply => [
 
 describe("Step", () => {
 
-  it.scoped("[issue 26] a step that streams past maxOutputBytes is cut: chunks kept up to the limit, OUTPUT_LIMIT finish, turn error, the stream interrupted", () =>
+  it.effect("[issue 26] a step that streams past maxOutputBytes is cut: chunks kept up to the limit, OUTPUT_LIMIT finish, turn error, the stream interrupted", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ maxOutputBytes: 10 })
       yield* t.prompt("talk")
@@ -49,12 +49,12 @@ describe("Step", () => {
       script: [[Scripted.say("aaaa"), Scripted.say("bbbb"), Scripted.say("cccc"), Scripted.forever]]
     }))))
 
-  it.scoped("[issue 26] maxOutputBytes must be a positive integer", () =>
+  it.effect("[issue 26] maxOutputBytes must be a positive integer", () =>
     Effect.gen(function*() {
       const failed = yield* Effect.flip(TestKit.agent({ maxOutputBytes: 0 }))
       expect(failed).toMatchObject({ code: "INVALID_OPTIONS" })
     }).pipe(Effect.provide(TestKit.layer({ script: [] }))))
-  it.scoped("AC-57 [L-24] continuation forcing continue until 3 steps → 3 requests; forcing stop after a tool call → 1 request", () =>
+  it.effect("AC-57 [L-24] continuation forcing continue until 3 steps → 3 requests; forcing stop after a tool call → 1 request", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.turnContinuation.register((i) =>
@@ -77,7 +77,7 @@ describe("Step", () => {
       script: [Scripted.text("a"), Scripted.text("b"), Scripted.text("c"), Scripted.call("c1", "echo", "{\"text\":\"x\"}")]
     }))))
 
-  it.scoped("AC-58 [L-12.8] `request` replaces the config (the frozen seed cannot be mutated) → adapter and header see it", () =>
+  it.effect("AC-58 [L-12.8] `request` replaces the config (the frozen seed cannot be mutated) → adapter and header see it", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const mutation = yield* Ref.make("")
@@ -100,7 +100,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("AC-59 [L-12.6] pre-step appends join the request; fires (1,1),(1,2); throwing once → no request, error{step 1}", () =>
+  it.effect("AC-59 [L-12.6] pre-step appends join the request; fires (1,1),(1,2); throwing once → no request, error{step 1}", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const fired = yield* Ref.make<ReadonlyArray<readonly [number, number]>>([])
@@ -133,7 +133,7 @@ describe("Step", () => {
       script: [Scripted.call("c1", "echo", "{\"text\":\"x\"}"), Scripted.text("done"), Scripted.text("third")]
     }))))
 
-  it.scoped("AC-61 [L-30] max-tokens ends the turn max-tokens, even after a forced continue; the next turn completes", () =>
+  it.effect("AC-61 [L-30] max-tokens ends the turn max-tokens, even after a forced continue; the next turn completes", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.turnContinuation.register((i, next) =>
@@ -158,11 +158,11 @@ describe("Step", () => {
       ]
     }))))
 
-  it.scoped("AC-62 [L-12.11] max-tokens with a closed tool call → no tool/call, content [], history [user]; open call hidden from step-result", () =>
+  it.effect("AC-62 [L-12.11] max-tokens with a closed tool call → no tool/call, content [], history [user]; open call hidden from step-result", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const seen = yield* Ref.make<ReadonlyArray<ReadonlyArray<ContentBlock.ContentBlock>>>([])
-      yield* hooks.stepResult.register((i, next) => Effect.zipRight(Ref.update(seen, (s) => [...s, i.message.content]), next()))
+      yield* hooks.stepResult.register((i, next) => Effect.andThen(Ref.update(seen, (s) => [...s, i.message.content]), next()))
       const ran = yield* Ref.make(0)
       const probe = tool("probe", () => Effect.as(Ref.update(ran, (n) => n + 1), [ContentBlock.text("ran")]))
       const t = yield* TestKit.agent({ tools: [probe] })
@@ -192,7 +192,7 @@ describe("Step", () => {
       ]
     }))))
 
-  it.scoped("AC-63 [L-22] a stream of only finish stop → assistant {content: [], provenance} with sources [that chunk]", () =>
+  it.effect("AC-63 [L-22] a stream of only finish stop → assistant {content: [], provenance} with sources [that chunk]", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
       yield* t.prompt("hi")
@@ -206,7 +206,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [[Scripted.finish("stop")]] }))))
 
-  it.scoped("AC-65 [L-20] adapter throws / in-band error / finish aborted / error without code → error{step 1}, one agent error each", () =>
+  it.effect("AC-65 [L-20] adapter throws / in-band error / finish aborted / error without code → error{step 1}, one agent error each", () =>
     Effect.gen(function*() {
       const errors = yield* recordErrors
       const t = yield* TestKit.agent()
@@ -240,7 +240,7 @@ describe("Step", () => {
       ]
     }))))
 
-  it.scoped("AC-66 [L-20] thrown and in-band CONTEXT_WINDOW_EXCEEDED: recovery appends context and retries with a new step", () =>
+  it.effect("AC-66 [L-20] thrown and in-band CONTEXT_WINDOW_EXCEEDED: recovery appends context and retries with a new step", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const attempts = yield* Ref.make<ReadonlyArray<number>>([])
@@ -282,7 +282,7 @@ describe("Step", () => {
       ]
     }))))
 
-  it.scoped("AC-67 [L-20] retry while attempt < 1 → attempts [0,1]; fail-retry-success(tool)-fail → [(1,0),(3,0)]", () =>
+  it.effect("AC-67 [L-20] retry while attempt < 1 → attempts [0,1]; fail-retry-success(tool)-fail → [(1,0),(3,0)]", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const offered = yield* Ref.make<ReadonlyArray<readonly [number, number]>>([])
@@ -311,17 +311,17 @@ describe("Step", () => {
       ]
     }))))
 
-  it.scoped("AC-68 [L-21] failures outside the model request never reach request-error", () =>
+  it.effect("AC-68 [L-21] failures outside the model request never reach request-error", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const mode = yield* Ref.make("")
       const recoveries = yield* Ref.make(0)
       yield* hooks.requestError.register(() => Effect.as(Ref.update(recoveries, (n) => n + 1), Hooks.RequestErrorDecision.Fail()))
       const failAt = (where: string) => (m: string) => (m === where ? boom(`${where} failed`) : Effect.void)
-      yield* hooks.promptSubmit.register((_i, next) => Effect.zipRight(Effect.flatMap(Ref.get(mode), failAt("prompt-submit")), next()))
+      yield* hooks.promptSubmit.register((_i, next) => Effect.andThen(Effect.flatMap(Ref.get(mode), failAt("prompt-submit")), next()))
       yield* hooks.preStep.register(() => Effect.flatMap(Ref.get(mode), failAt("pre-step")))
-      yield* hooks.request.register((_i, next) => Effect.zipRight(Effect.flatMap(Ref.get(mode), failAt("request")), next()))
-      yield* hooks.stepResult.register((_i, next) => Effect.zipRight(Effect.flatMap(Ref.get(mode), failAt("step-result")), next()))
+      yield* hooks.request.register((_i, next) => Effect.andThen(Effect.flatMap(Ref.get(mode), failAt("request")), next()))
+      yield* hooks.stepResult.register((_i, next) => Effect.andThen(Effect.flatMap(Ref.get(mode), failAt("step-result")), next()))
       yield* hooks.postStep.register(() => Effect.flatMap(Ref.get(mode), failAt("post-step")))
       const llm = yield* Llm.Llm
       yield* llm.addMiddleware((options, next) =>
@@ -362,7 +362,7 @@ describe("Step", () => {
       ]
     }))))
 
-  it.scoped("AC-69 [L-20] a throwing recovery keeps the original error; cancel or dispose during recovery win", () =>
+  it.effect("AC-69 [L-20] a throwing recovery keeps the original error; cancel or dispose during recovery win", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const mode = yield* Ref.make("throw")
@@ -399,7 +399,7 @@ describe("Step", () => {
       script: [[Scripted.fail("ORIG", "orig")], [Scripted.fail("ORIG", "orig")], [Scripted.fail("ORIG", "orig")]]
     }))))
 
-  it.scoped("AC-70 [L-22] a throwing step-result records an empty anchor with usage and all chunk seqs; error without code", () =>
+  it.effect("AC-70 [L-22] a throwing step-result records an empty anchor with usage and all chunk seqs; error without code", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.stepResult.register(() => boom("step-result exploded"))
@@ -421,7 +421,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("hi")] }))))
 
-  it.scoped("AC-71 [L-22] replay state: kept without rewrite, dropped on rewrite or in-place mutation; a rewritten tool call runs", () =>
+  it.effect("AC-71 [L-22] replay state: kept without rewrite, dropped on rewrite or in-place mutation; a rewritten tool call runs", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const mode = yield* Ref.make("keep")
@@ -471,7 +471,7 @@ describe("Step", () => {
       ]
     }))))
 
-  it.scoped("AC-72 [L-17] cancel from an assistant/message observer → tool never runs, synthetic ABORTED pair, turn aborted", () =>
+  it.effect("AC-72 [L-17] cancel from an assistant/message observer → tool never runs, synthetic ABORTED pair, turn aborted", () =>
     Effect.gen(function*() {
       const ran = yield* Ref.make(0)
       const probe = tool("probe", () => Effect.as(Ref.update(ran, (n) => n + 1), [ContentBlock.text("ran")]))
@@ -494,7 +494,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.check(t)).toBe(2)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.call("c1", "probe", "{}"), Scripted.text("ok")] }))))
 
-  it.scoped("AC-73 [L-17,L-19] abort inside tool 1 of 2 → real result, synthetic result, context, steering, post-step, step/end, aborted", () =>
+  it.effect("AC-73 [L-17,L-19] abort inside tool 1 of 2 → real result, synthetic result, context, steering, post-step, step/end, aborted", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const postSaw = yield* Ref.make<boolean | undefined>(undefined)
@@ -513,7 +513,7 @@ describe("Step", () => {
       yield* tools.hooks.postExecute.register((i, next) =>
         i.name === "first"
           ? Effect.flatMap(Ref.get(stepSignal), (signal) =>
-            Effect.zipRight(
+            Effect.andThen(
               signal === undefined ? Effect.void : StepSignal.abort(signal, { _tag: "Cancelled", reason: "tool aborted" }),
               next()
             ))
@@ -550,7 +550,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [twoCalls("first", "second")] }))))
 
-  it.scoped("AC-74 [L-12.14] two calls with contexts, steering and a post-step inject → the documented order", () =>
+  it.effect("AC-74 [L-12.14] two calls with contexts, steering and a post-step inject → the documented order", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.postStep.register((i) => (i.step === 1 ? Effect.orDie(i.agent.inject(text("post"))) : Effect.void))
@@ -586,7 +586,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.check(t)).toBe(2)
     }).pipe(Effect.provide(TestKit.layer({ script: [twoCalls("a", "b"), Scripted.text("done")] }))))
 
-  it.scoped("AC-80 [L-27] cancel inside continuation while voting continue → 1 step, aborted with that reason", () =>
+  it.effect("AC-80 [L-27] cancel inside continuation while voting continue → 1 step, aborted with that reason", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.turnContinuation.register((i) =>
@@ -599,7 +599,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("a"), Scripted.text("b")] }))))
 
-  it.scoped("AC-87 [L-12.9] middleware pushing into the frozen request → an ordinary turn error about immutability", () =>
+  it.effect("AC-87 [L-12.9] middleware pushing into the frozen request → an ordinary turn error about immutability", () =>
     Effect.gen(function*() {
       const recoveries = yield* Ref.make(0)
       const hooks = yield* Hooks.LoopHooks
@@ -620,7 +620,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.check(t)).toBe(0)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("never")] }))))
 
-  it.scoped("AC-88 [L-12.8] no provider/model → the error names them and the request point; a request listener supplying both works", () =>
+  it.effect("AC-88 [L-12.8] no provider/model → the error names them and the request point; a request listener supplying both works", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const supply = yield* Ref.make(false)
@@ -646,7 +646,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.verify(agent.session, yield* Scripted.requests)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("AC-107 [H-3,L-24] continue{reason} → a steering/message with the reason's source before step 2", () =>
+  it.effect("AC-107 [H-3,L-24] continue{reason} → a steering/message with the reason's source before step 2", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.turnContinuation.register((i, next) =>
@@ -671,7 +671,7 @@ describe("Step", () => {
       expect(yield* Reconstruction.check(t)).toBe(2)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("a"), Scripted.text("b")] }))))
 
-  it.scoped("AC-79 [L-26] terminal stop discards steering; a throwing turn-stop fails the turn, later turns are fine", () =>
+  it.effect("AC-79 [L-26] terminal stop discards steering; a throwing turn-stop fails the turn, later turns are fine", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const mode = yield* Ref.make("stop")
@@ -685,7 +685,7 @@ describe("Step", () => {
       )
       yield* hooks.turnContinuation.register((i, next) =>
         Effect.flatMap(Ref.get(mode), (m) =>
-          m === "stop" ? Effect.zipRight(Effect.orDie(i.agent.steer(text("late steering"))), next()) : next())
+          m === "stop" ? Effect.andThen(Effect.orDie(i.agent.steer(text("late steering"))), next()) : next())
       )
       const t = yield* TestKit.agent()
       yield* t.prompt("one")

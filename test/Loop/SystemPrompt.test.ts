@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Scripted from "../../src/Adapter/Scripted.js"
 import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 import * as SystemPrompt from "../../src/Loop/SystemPrompt.js"
@@ -18,15 +18,15 @@ const render = (template: string) => SystemPrompt.interpolate(template, lookup)
 
 describe("SystemPrompt (pure)", () => {
   it("[L-33] substitutes registered names; literal text stays; values are not re-scanned", () => {
-    expect(render("model {{model}} via {{provider}}")).toEqual(Either.right("model m1 via p1"))
-    expect(render("open {{ but never closed")).toEqual(Either.right("open {{ but never closed"))
-    expect(render("no braces")).toEqual(Either.right("no braces"))
+    expect(render("model {{model}} via {{provider}}")).toEqual(Result.succeed("model m1 via p1"))
+    expect(render("open {{ but never closed")).toEqual(Result.succeed("open {{ but never closed"))
+    expect(render("no braces")).toEqual(Result.succeed("no braces"))
     const nested = SystemPrompt.interpolate("{{a}}", (n) => (n === "a" ? { value: "{{b}}" } : undefined))
-    expect(nested).toEqual(Either.right("{{b}}"))
+    expect(nested).toEqual(Result.succeed("{{b}}"))
   })
 
   it("[L-33] malformed groups, unknown names (own keys only), missing and empty values fail", () => {
-    const code = (template: string) => Either.match(render(template), { onLeft: (e) => e.code, onRight: () => "ok" })
+    const code = (template: string) => Result.match(render(template), { onFailure: (e) => e.code, onSuccess: () => "ok" })
     expect(code("{{ model }}")).toBe("MALFORMED_TEMPLATE")
     expect(code("{{}}")).toBe("MALFORMED_TEMPLATE")
     expect(code("{{{model}}}")).toBe("MALFORMED_TEMPLATE")
@@ -40,7 +40,7 @@ describe("SystemPrompt (pure)", () => {
   it("[L-34] tools sort by code unit; toolOrder with exactly one rest marker; unknown or reserved names fail", () => {
     const t = (name: string) => ({ name, description: name, parameters: { type: "object" } })
     const names = (r: ReturnType<typeof SystemPrompt.orderTools>) =>
-      Either.match(r, { onLeft: (e) => e.code, onRight: (ts) => ts.map((x) => x.name).join(",") })
+      Result.match(r, { onFailure: (e) => e.code, onSuccess: (ts) => ts.map((x) => x.name).join(",") })
     expect(names(SystemPrompt.orderTools([t("zulu"), t("alpha"), t("Mike"), t("mike")]))).toBe("Mike,alpha,mike,zulu")
     expect(names(SystemPrompt.orderTools([t("zulu"), t("alpha"), t("mike")], ["zulu", "*"]))).toBe("zulu,alpha,mike")
     expect(names(SystemPrompt.orderTools([t("zulu"), t("alpha"), t("mike")], ["*", "alpha"]))).toBe("mike,zulu,alpha")
@@ -51,7 +51,7 @@ describe("SystemPrompt (pure)", () => {
     expect(names(SystemPrompt.orderTools([t("*")]))).toBe("RESERVED_TOOL_NAME")
   })
 
-  it.scoped("[L-31] duplicate names within a layer, non-finite orders and bad variable names are errors; scoped shadows global", () =>
+  it.effect("[L-31] duplicate names within a layer, non-finite orders and bad variable names are errors; scoped shadows global", () =>
     Effect.gen(function*() {
       const sp = yield* SystemPrompt.make
       yield* sp.registerSection({ name: "a", order: 1, text: "global a" })
@@ -66,7 +66,7 @@ describe("SystemPrompt (pure)", () => {
 })
 
 describe("SystemPrompt (loop)", () => {
-  it.scoped("AC-83 [L-33] persona `In {{cwd}}.` without cwd → no request, missing value, turn error; once supplied → `In /rescued.`", () =>
+  it.effect("AC-83 [L-33] persona `In {{cwd}}.` without cwd → no request, missing value, turn error; once supplied → `In /rescued.`", () =>
     Effect.gen(function*() {
       const sp = yield* SystemPrompt.SystemPrompt
       const t = yield* TestKit.agent({ systemPrompt: { persona: "In {{cwd}}." } })
@@ -83,7 +83,7 @@ describe("SystemPrompt (loop)", () => {
       expect(yield* Reconstruction.check(t)).toBe(1)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("ok")] }))))
 
-  it.scoped("AC-84 [L-32] identity + persona {{model}} + guidance → three paragraphs; assembly replaced by empty → no system", () =>
+  it.effect("AC-84 [L-32] identity + persona {{model}} + guidance → three paragraphs; assembly replaced by empty → no system", () =>
     Effect.gen(function*() {
       const sp = yield* SystemPrompt.SystemPrompt
       const t = yield* TestKit.agent({
@@ -102,7 +102,7 @@ describe("SystemPrompt (loop)", () => {
       expect(yield* Reconstruction.check(t)).toBe(2)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("a"), Scripted.text("b")], identity: true }))))
 
-  it.scoped("AC-85 [L-34] tools zulu, alpha, mike → sorted; toolOrder [zulu, *]; an unknown listed name → error{step 1}, no step/start", () =>
+  it.effect("AC-85 [L-34] tools zulu, alpha, mike → sorted; toolOrder [zulu, *]; an unknown listed name → error{step 1}, no step/start", () =>
     Effect.gen(function*() {
       const noop = (name: string) => tool(name, () => Effect.succeed([ContentBlock.text(name)]))
       const tools = [noop("zulu"), noop("alpha"), noop("mike")] as const

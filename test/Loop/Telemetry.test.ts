@@ -1,6 +1,4 @@
-import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { it } from "@effect/vitest"
-import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Effect from "effect/Effect"
 import { describe, expect } from "vitest"
 import * as Scripted from "../../src/Adapter/Scripted.js"
@@ -8,39 +6,37 @@ import * as GenAi from "../../src/Llm/GenAi.js"
 import * as ModelCatalog from "../../src/Llm/ModelCatalog.js"
 import * as TestKit from "../../src/Loop/TestKit.js"
 import { echo } from "../support/LoopKit.js"
+import type { DecodedSpan } from "../Telemetry/OtlpDecode.js"
+import * as OtlpReceiver from "../Telemetry/OtlpReceiver.js"
 
 /** One traced agent run: a two-step turn (tool call, then text) whose first request is retried once. */
 const tracedTurn = (capture: boolean) => {
-  const exporter = new InMemorySpanExporter()
-  const tracing = NodeSdk.layer(() => ({
-    resource: { serviceName: "telemetry-test" },
-    spanProcessor: new SimpleSpanProcessor(exporter)
-  }))
   const script: Scripted.Script = [
     [Scripted.fail("RATE_LIMIT", "slow down", { status: 429, retryAfterMillis: 1 })],
     Scripted.call("c1", "echo", "{\"text\":\"ping\"}"),
     Scripted.text("done")
   ]
-  return Effect.gen(function*() {
-    const t = yield* TestKit.agent({ tools: [echo] })
-    yield* t.prompt("hi")
-    const requests = yield* t.requests
-    return { requests, sessionId: t.agent.id, events: yield* t.events }
-  }).pipe(
-    // the agent is disposed (its turn long finished) before the spans are read; the exporter is read before
-    // the tracing layer shuts it down (shutdown clears it)
-    Effect.scoped,
-    Effect.provide(TestKit.layer({ script, tools: [echo] })),
-    // a price for the scripted route: $2 / $10 per million input / output tokens
-    Effect.provide(ModelCatalog.layer({ entries: [{ provider: "scripted", model: "test", contextWindow: 100_000, maxOutputTokens: 1_000, pricing: { inputPerMTok: 2, outputPerMTok: 10 } }] })),
-    Effect.map((run) => ({ ...run, spans: [...exporter.getFinishedSpans()] })),
-    Effect.provideService(GenAi.CaptureContent, capture),
-    Effect.provide(tracing)
-  )
+  return OtlpReceiver.traced(
+    Effect.gen(function*() {
+      const t = yield* TestKit.agent({ tools: [echo] })
+      yield* t.prompt("hi")
+      const requests = yield* t.requests
+      return { requests, sessionId: t.agent.id, events: yield* t.events }
+    }).pipe(
+      // the agent is disposed (its turn long finished) before the exporter's layer closes and flushes the spans
+      Effect.scoped,
+      Effect.provide(TestKit.layer({ script, tools: [echo] })),
+      // a price for the scripted route: $2 / $10 per million input / output tokens
+      Effect.provide(ModelCatalog.layer({ entries: [{ provider: "scripted", model: "test", contextWindow: 100_000, maxOutputTokens: 1_000, pricing: { inputPerMTok: 2, outputPerMTok: 10 } }] })),
+      Effect.provideService(GenAi.CaptureContent, capture)
+    ),
+    "telemetry-test"
+  ).pipe(Effect.map(({ spans, value }) => ({ ...value, spans })))
 }
 
-const byName = (spans: ReadonlyArray<ReadableSpan>, name: string) => spans.filter((s) => s.name === name)
-const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId
+const byName = (spans: ReadonlyArray<DecodedSpan>, name: string) => spans.filter((s) => s.name === name)
+/** the parent span's id (`undefined` for a root: OTLP sends an empty id) */
+const parentOf = (span: DecodedSpan) => span.parentSpanId === "" ? undefined : span.parentSpanId
 
 describe("GenAI spans (issue 19)", () => {
   it.live("a two-step turn with a tool call and a retried request: invoke_agent > chat, execute_tool, chat", () =>
@@ -57,14 +53,14 @@ describe("GenAI spans (issue 19)", () => {
       })
       const chats = byName(spans, "chat test")
       expect(chats).toHaveLength(2)
-      for (const chat of chats) expect(parentOf(chat)).toBe(agent!.spanContext().spanId)
+      for (const chat of chats) expect(parentOf(chat)).toBe(agent!.spanId)
       expect(chats.map((c) => c.attributes["effect_harness.step"])).toEqual([1, 2])
       expect(chats[0]!.attributes).toMatchObject({
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": "scripted",
         "gen_ai.request.model": "test"
       })
-      // a string array; the OpenTelemetry bridge may carry it JSON-encoded
+      // a string array; the decoder renders an OTLP array as its JSON text
       expect(String(chats[0]!.attributes["gen_ai.response.finish_reasons"])).toContain("tool_calls")
       expect(chats[1]!.attributes).toMatchObject({
         "gen_ai.usage.input_tokens": 10,
@@ -73,7 +69,7 @@ describe("GenAI spans (issue 19)", () => {
       expect(String(chats[1]!.attributes["gen_ai.response.finish_reasons"])).toContain("stop")
       const [tool] = byName(spans, "execute_tool echo")
       expect(tool).toBeDefined()
-      expect(parentOf(tool!)).toBe(agent!.spanContext().spanId)
+      expect(parentOf(tool!)).toBe(agent!.spanId)
       expect(tool!.attributes).toMatchObject({
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "echo",
@@ -84,7 +80,7 @@ describe("GenAI spans (issue 19)", () => {
       const [retry] = byName(spans, "effect_harness.retry")
       expect(retry).toBeDefined()
       expect(byName(spans, "effect_harness.retry")).toHaveLength(1)
-      expect(parentOf(retry!)).toBe(chats[0]!.spanContext().spanId)
+      expect(parentOf(retry!)).toBe(chats[0]!.spanId)
       expect(retry!.attributes).toMatchObject({
         "effect_harness.retry.attempt": 1,
         "effect_harness.retry.delay_ms": 1,
@@ -98,7 +94,7 @@ describe("GenAI spans (issue 19)", () => {
       // the turn-end flush: under the turn, naming the session
       const flushes = byName(spans, "effect_harness.session.flush")
       expect(flushes.length).toBeGreaterThan(0)
-      expect(flushes.some((f) => parentOf(f) === agent!.spanContext().spanId)).toBe(true)
+      expect(flushes.some((f) => parentOf(f) === agent!.spanId)).toBe(true)
       for (const f of flushes) expect(f.attributes["effect_harness.session.id"]).toBe(sessionId)
       // release at disposal: a flush point too
       expect(byName(spans, "effect_harness.session.release")).toHaveLength(1)

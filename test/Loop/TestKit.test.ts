@@ -8,7 +8,7 @@ import { echo } from "../support/LoopKit.js"
 import * as Reconstruction from "../support/Reconstruction.js"
 
 describe("TestKit", () => {
-  it.scoped("drives an agent deterministically over the real layers: global tools, helpers, requests", () =>
+  it.effect("drives an agent deterministically over the real layers: global tools, helpers, requests", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent()
       yield* t.prompt("ping")
@@ -27,7 +27,7 @@ describe("TestKit", () => {
       tools: [echo]
     }))))
 
-  it.scoped("`identity: true` registers the harness identity section; a custom provider route works", () =>
+  it.effect("`identity: true` registers the harness identity section; a custom provider route works", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ provider: "custom", model: "m" })
       yield* t.prompt("hi")

@@ -95,11 +95,11 @@ describe("Tool (T-10 DSL)", () => {
 
 describe("Tool (Schema parameters)", () => {
   const params = Schema.Struct({
-    path: Schema.String.annotations({ description: "file path" }),
-    count: Schema.optionalWith(Schema.Int, { exact: true }),
-    mode: Schema.optionalWith(Schema.Literal("r", "w"), { exact: true }),
-    nested: Schema.optionalWith(Schema.Struct({ flag: Schema.Boolean }), { exact: true }),
-    list: Schema.optionalWith(Schema.Array(Schema.Number), { exact: true })
+    path: Schema.String.annotate({ description: "file path" }),
+    count: Schema.optionalKey(Schema.Int),
+    mode: Schema.optionalKey(Schema.Literals(["r", "w"])),
+    nested: Schema.optionalKey(Schema.Struct({ flag: Schema.Boolean })),
+    list: Schema.optionalKey(Schema.Array(Schema.Number))
   })
   const tool = Tool.make({
     name: "files",

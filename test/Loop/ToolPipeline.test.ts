@@ -109,9 +109,9 @@ describe("ToolPipeline", () => {
       const seen: Array<string> = []
       const { events } = yield* runWith([], [call("c1", "nope")], () =>
         Effect.gen(function*() {
-          yield* ToolRuntime.onExecute((input, next) => Effect.zipRight(Effect.sync(() => void seen.push(`wrap ${input.name}`)), next()))
+          yield* ToolRuntime.onExecute((input, next) => Effect.andThen(Effect.sync(() => void seen.push(`wrap ${input.name}`)), next()))
           yield* ToolRuntime.onPostExecute((input, next) =>
-            Effect.zipRight(Effect.sync(() => void seen.push(`post ${input.result.error?.code}`)), next()))
+            Effect.andThen(Effect.sync(() => void seen.push(`post ${input.result.error?.code}`)), next()))
         }))
       expect(seen).toEqual(["wrap nope", "post UNKNOWN_TOOL"])
       expect(textOf(events, "c1")).toBe(`Error: unknown tool "nope"`)
@@ -124,8 +124,8 @@ describe("ToolPipeline", () => {
       const { events } = yield* runWith([tool], [call("c1", "t")], () =>
         Effect.gen(function*() {
           yield* ToolRuntime.onPreExecute(() => Effect.succeed(PreExecuteDecision.Deny({ reason: "not allowed here" })))
-          yield* ToolRuntime.onExecute((_, next) => Effect.zipRight(Effect.sync(() => void ran.push("wrapper")), next()))
-          yield* ToolRuntime.onPostExecute((input, next) => Effect.zipRight(Effect.sync(() => void ran.push(`post ${input.result.isError}`)), next()))
+          yield* ToolRuntime.onExecute((_, next) => Effect.andThen(Effect.sync(() => void ran.push("wrapper")), next()))
+          yield* ToolRuntime.onPostExecute((input, next) => Effect.andThen(Effect.sync(() => void ran.push(`post ${input.result.isError}`)), next()))
         }))
       expect(ran).toEqual(["post true"])
       expect(resultOf(events, "c1")).toEqual({ turn: 1, step: 1, callId: "c1", content: [text("Error: not allowed here")], isError: true })
@@ -199,7 +199,7 @@ describe("ToolPipeline", () => {
             yield* ToolRuntime.onPreExecute((input, next) => input.callId === "c1" ? Effect.fail(new Error("pre broke")) : next())
             yield* ToolRuntime.onExecute((input, next) => input.callId === "c2" ? Effect.die("wrapper broke") : next())
             yield* ToolRuntime.onPostExecute((input, next) =>
-              Effect.zipRight(
+              Effect.andThen(
                 Effect.sync(() => void posts.push(input.callId)),
                 input.callId === "c3" ? Effect.fail({ message: "post broke" }) : next()
               ))
@@ -402,8 +402,8 @@ describe("ToolPipeline", () => {
       const hooks: Array<string> = []
       const { events } = yield* runWith([echo], [call("c1", "echo", `{"text":-0}`)], () =>
         Effect.gen(function*() {
-          yield* ToolRuntime.onPreExecute((_, next) => Effect.zipRight(Effect.sync(() => void hooks.push("pre")), next()))
-          yield* ToolRuntime.onPostExecute((_, next) => Effect.zipRight(Effect.sync(() => void hooks.push("post")), next()))
+          yield* ToolRuntime.onPreExecute((_, next) => Effect.andThen(Effect.sync(() => void hooks.push("pre")), next()))
+          yield* ToolRuntime.onPostExecute((_, next) => Effect.andThen(Effect.sync(() => void hooks.push("post")), next()))
           yield* ToolRuntime.onResult((input) => Effect.sync(() => void hooks.push(`result ${input.result.isError}`)))
         }))
       expect(hooks).toEqual(["result true"])
@@ -464,14 +464,14 @@ describe("ToolPipeline", () => {
         parameters: {},
         timeoutMs: 60_000,
         execute: () =>
-          Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(
+          Effect.andThen(Deferred.succeed(started, undefined), Effect.never).pipe(
             Effect.onInterrupt(() => Effect.sync(() => void order.push("finalizer")))
           )
       })
       const { events } = yield* runWith([slow], [call("c1", "slow")], (r) =>
         Effect.gen(function*() {
           yield* ToolRuntime.onResult(() => Effect.sync(() => void order.push("result")))
-          yield* Effect.forkScoped(Effect.zipRight(Deferred.await(started), r.agent.cancel("user stop")))
+          yield* Effect.forkScoped(Effect.andThen(Deferred.await(started), r.agent.cancel("user stop")))
         }))
       expect(resultOf(events, "c1")).toEqual({
         turn: 1,
@@ -498,8 +498,8 @@ describe("ToolPipeline", () => {
             return yield* Effect.never
           })
       })
-      const fiber = yield* Effect.fork(runWith([tool], [call("c1", "t")], () =>
-        ToolRuntime.onPostExecute((input, next) => Effect.zipRight(Effect.sync(() => void posts.push(input.result.error?.code ?? "")), next()))))
+      const fiber = yield* Effect.forkChild(runWith([tool], [call("c1", "t")], () =>
+        ToolRuntime.onPostExecute((input, next) => Effect.andThen(Effect.sync(() => void posts.push(input.result.error?.code ?? "")), next()))))
       const { events } = yield* Fiber.join(fiber)
       expect(posts).toEqual(["ABORTED"])
       expect(shape(events)).toEqual(["call c1", "result c1", "ctx before cancel"])

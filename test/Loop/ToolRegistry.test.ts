@@ -15,7 +15,7 @@ import { batchEvents, call, rig, runCalls, textOf } from "../support/ToolKit.js"
 const simple = (name: string, description = name) =>
   Tool.raw({ name, description, parameters: { type: "object" }, execute: () => Effect.succeed([ContentBlock.text(`${description} ran`)]) })
 
-class Greeter extends Context.Tag("test/Greeter")<Greeter, { readonly greet: (who: string) => string }>() {}
+class Greeter extends Context.Service<Greeter, { readonly greet: (who: string) => string }>()("test/Greeter") {}
 
 const greet = Tool.make({
   name: "greet",
@@ -41,7 +41,7 @@ describe("ToolRegistry (T-1)", () => {
     Effect.gen(function*() {
       const registry = yield* ToolRegistry.empty
       const scope = yield* Scope.make()
-      yield* ToolRegistry.register(registry, simple("a", "first")).pipe(Scope.extend(scope))
+      yield* ToolRegistry.register(registry, simple("a", "first")).pipe(Scope.provide(scope))
       const dup = yield* Effect.flip(ToolRegistry.register(registry, simple("a", "second")).pipe(Effect.scoped))
       expect(dup.name).toBe("a")
       const view = ToolRegistry.view({ global: registry })

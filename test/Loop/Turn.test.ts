@@ -3,7 +3,6 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scripted from "../../src/Adapter/Scripted.js"
 import * as ContentBlock from "../../src/Llm/ContentBlock.js"
@@ -27,7 +26,7 @@ const recordStatuses = Effect.gen(function*() {
 })
 
 describe("Turn", () => {
-  it.scoped("AC-64 [L-11,L-6] chained turns stay running; a slow flush completes before idle; a rejected flush is an agent error", () =>
+  it.effect("AC-64 [L-11,L-6] chained turns stay running; a slow flush completes before idle; a rejected flush is an agent error", () =>
     Effect.gen(function*() {
       const gate = yield* makeGate
       yield* Effect.gen(function*() {
@@ -46,9 +45,9 @@ describe("Turn", () => {
         yield* gate.holdNext(1)
         yield* t.agent.send(text("third"))
         const release = yield* gate.held
-        const idle = yield* Effect.fork(t.agent.whenIdle)
+        const idle = yield* Effect.forkChild(t.agent.whenIdle)
         expect(yield* t.agent.status).toBe("running")
-        expect(Option.isNone(yield* Fiber.poll(idle))).toBe(true)
+        expect(idle.pollUnsafe()).toBeUndefined()
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(idle)
         expect(yield* t.agent.status).toBe("idle")
@@ -68,7 +67,7 @@ describe("Turn", () => {
       })))
     }))
 
-  it.scoped("[D-7,L-11] the turn-end flush: by whenIdle the backend holds every event of the turn", () =>
+  it.effect("[D-7,L-11] the turn-end flush: by whenIdle the backend holds every event of the turn", () =>
     Effect.gen(function*() {
       const backend = yield* Memory.make()
       yield* Effect.gen(function*() {
@@ -76,8 +75,8 @@ describe("Turn", () => {
         for (const prompt of ["one", "two"]) {
           yield* t.prompt(prompt)
           // read the backend itself right after idle: no later drain (scope close) may fill it
-          const persisted = yield* Effect.either(backend.load(t.agent.session.id))
-          expect(persisted._tag === "Right" ? persisted.right.events : persisted.left.message).toEqual(yield* t.events)
+          const persisted = yield* Effect.result(backend.load(t.agent.session.id))
+          expect(persisted._tag === "Success" ? persisted.success.events : persisted.failure.message).toEqual(yield* t.events)
         }
         expect(yield* t.turnEnds).toEqual([{ kind: "completed" }, { kind: "completed" }])
       }).pipe(Effect.provide(TestKit.layer({
@@ -86,7 +85,7 @@ describe("Turn", () => {
       })))
     }))
 
-  it.scoped("AC-79 [L-26] after a terminal stop, steering during the flush is discarded; a send during the flush → turn 2", () =>
+  it.effect("AC-79 [L-26] after a terminal stop, steering during the flush is discarded; a send during the flush → turn 2", () =>
     Effect.gen(function*() {
       const gate = yield* makeGate
       yield* Effect.gen(function*() {
@@ -110,7 +109,7 @@ describe("Turn", () => {
       }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("a"), Scripted.text("b")], persistence: gate.layer })))
     }))
 
-  it.scoped("AC-81 [L-11] prompt-submit: rewrite, contexts visible to pre-step, block-only → rejected, mixed batch, throwing listener", () =>
+  it.effect("AC-81 [L-11] prompt-submit: rewrite, contexts visible to pre-step, block-only → rejected, mixed batch, throwing listener", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const seenByPreStep = yield* Ref.make<ReadonlyArray<string>>([])
@@ -166,7 +165,7 @@ describe("Turn", () => {
       expect(yield* Reconstruction.check(t)).toBe(3)
     }).pipe(Effect.provide(TestKit.layer({ script: [Scripted.text("a"), Scripted.text("b"), Scripted.text("c")] }))))
 
-  it.scoped("AC-106 [H-5] a context-only hook then a blocker → blocked, contexts dropped; then allow → both contexts kept", () =>
+  it.effect("AC-106 [H-5] a context-only hook then a blocker → blocked, contexts dropped; then allow → both contexts kept", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const block = yield* Ref.make(true)

@@ -15,7 +15,7 @@ import * as SessionError from "../../src/Session/SessionError.js"
 import * as SessionPersistence from "../../src/Session/SessionPersistence.js"
 
 describe("Turn-end flush", () => {
-  it.scoped("[D-7,L-11] a write that failed at turn/end is retried by the turn-end flush: by whenIdle the backend holds it", () =>
+  it.effect("[D-7,L-11] a write that failed at turn/end is retried by the turn-end flush: by whenIdle the backend holds it", () =>
     Effect.gen(function*() {
       const backend = yield* Memory.make()
       const failed = yield* Ref.make(false)

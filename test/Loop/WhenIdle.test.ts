@@ -16,9 +16,9 @@ describe("whenIdle waiters", () => {
     Effect.gen(function*() {
       const state = yield* Ref.make<Runtime.AgentState>({ ...Runtime.initialState(0), status: "running" })
       const exited = yield* Deferred.make<void>()
-      const gaveUp = yield* Effect.fork(Runtime.awaitIdle(state, exited))
-      const patient = yield* Effect.fork(Runtime.awaitIdle(state, exited))
-      while ((yield* waiters(state)) < 2) yield* Effect.yieldNow()
+      const gaveUp = yield* Effect.forkChild(Runtime.awaitIdle(state, exited))
+      const patient = yield* Effect.forkChild(Runtime.awaitIdle(state, exited))
+      while ((yield* waiters(state)) < 2) yield* Effect.yieldNow
       yield* Fiber.interrupt(gaveUp)
       expect(yield* waiters(state)).toBe(1)
       // the idle transition (what the driver does) releases the remaining caller
@@ -34,7 +34,7 @@ describe("whenIdle waiters", () => {
       yield* Runtime.awaitIdle(state, exited)
       expect(yield* waiters(state)).toBe(0)
       yield* Ref.update(state, (s) => ({ ...s, disposed: true }))
-      const waiting = yield* Effect.fork(Runtime.awaitIdle(state, exited))
+      const waiting = yield* Effect.forkChild(Runtime.awaitIdle(state, exited))
       yield* Deferred.succeed(exited, undefined)
       yield* Fiber.join(waiting)
       expect(yield* waiters(state)).toBe(0)

@@ -30,7 +30,7 @@ const script = (file: string, responses: ReadonlyArray<unknown>) =>
   writeFileSync(file, JSON.stringify({ provider: "scripted", model: "demo", responses }))
 
 describe("harness CLI end to end: MCP servers", () => {
-  it.scopedLive("[issue 14] run with .mcp.json: the scripted model calls mcp__everything__echo and a filesystem tool", () =>
+  it.live("[issue 14] run with .mcp.json: the scripted model calls mcp__everything__echo and a filesystem tool", () =>
     Effect.gen(function*() {
       const { env, home, work } = yield* workspace
       const file = join(work, "script.json")
@@ -76,7 +76,7 @@ describe("harness CLI end to end: MCP servers", () => {
       expect(tools).toEqual(expect.arrayContaining(["mcp__everything__echo", "mcp__filesystem__read_text_file", "read"]))
     }), TIMEOUT)
 
-  it.scopedLive("[issue 14] not interactive, no --trust-workspace: project servers are skipped with one line; a server that never answers initialize times out; the agent still answers", () =>
+  it.live("[issue 14] not interactive, no --trust-workspace: project servers are skipped with one line; a server that never answers initialize times out; the agent still answers", () =>
     Effect.gen(function*() {
       const { env, home, work } = yield* workspace
       const file = join(work, "script.json")
@@ -99,7 +99,7 @@ describe("harness CLI end to end: MCP servers", () => {
       expect(lines).toContain(`MCP server "silent" is unavailable: MCP server "silent" did not answer initialize within 1000 ms`)
     }), TIMEOUT)
 
-  it.scopedLive("[issue 14] harness mcp list and mcp tools", () =>
+  it.live("[issue 14] harness mcp list and mcp tools", () =>
     Effect.gen(function*() {
       const { env, home, work } = yield* workspace
       const before = yield* Cli.runCli(["mcp", "list"], { cwd: work, home, env })

@@ -38,7 +38,7 @@ const results = (events: ReadonlyArray<SessionEvent>) =>
   events.flatMap((e) => (e.type === "tool/result" ? [e.data] : []))
 
 const text = (r: { readonly content: ReadonlyArray<{ readonly type: string }> }) =>
-  r.content.map((b) => (b.type === "text" ? (b as unknown as { readonly text: string }).text : "")).join("")
+  r.content.map((b) => (b.type === "text" && "text" in b && typeof b.text === "string" ? b.text : "")).join("")
 
 describe("Mcp tools in the loop (server-everything, server-filesystem over stdio)", () => {
   it.live("offers normalised mcp__ tools, validates arguments, maps results and errors, logs mcp/tools, refreshes on list_changed at a step boundary", () => {
@@ -128,7 +128,7 @@ describe("Mcp tools in the loop (server-everything, server-filesystem over stdio
       const status = yield* connection.status
       const pid = status._tag === "Connected" ? status.pid ?? 0 : 0
       const t = yield* TestKit.agent()
-      const run = yield* Effect.fork(t.prompt("go"))
+      const run = yield* Effect.forkChild(t.prompt("go"))
       while (!(yield* t.events).some((e) => e.type === "tool/call")) yield* Effect.sleep("20 millis")
       yield* Effect.sleep("300 millis")
       process.kill(pid, "SIGKILL")

@@ -32,7 +32,7 @@ describe("McpConnection over stdio (server-everything)", () => {
   it.live("connects lazily, lists tools, calls tools with arguments, reports tool errors, times out a call, and kills the server's group on scope close", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const c = yield* Scope.extend(
+      const c = yield* Scope.provide(
         McpConnection.make(stdio("everything", [everything, "stdio"]), options({ callTimeoutMs: 1500 })),
         scope
       )
@@ -70,7 +70,7 @@ describe("McpConnection over stdio (server-everything)", () => {
         options()
       )
       yield* c.connect
-      const fiber = yield* Effect.fork(c.callTool("trigger-long-running-operation", { duration: 30, steps: 30 }))
+      const fiber = yield* Effect.forkChild(c.callTool("trigger-long-running-operation", { duration: 30, steps: 30 }))
       yield* until(() => existsSync(log) && readFileSync(log, "utf8").includes("trigger-long-running-operation"), "the call")
       yield* Fiber.interrupt(fiber)
       yield* until(() => readFileSync(log, "utf8").includes("notifications/cancelled"), "the cancel notification")
@@ -89,7 +89,7 @@ describe("McpConnection over stdio (server-everything)", () => {
       const crash = Effect.gen(function*() {
         const s = yield* c.status
         const pid = s._tag === "Connected" ? s.pid ?? 0 : 0
-        const fiber = yield* Effect.fork(c.callTool("trigger-long-running-operation", { duration: 30, steps: 30 }))
+        const fiber = yield* Effect.forkChild(c.callTool("trigger-long-running-operation", { duration: 30, steps: 30 }))
         yield* Effect.sleep("200 millis")
         process.kill(pid, "SIGKILL")
         return yield* Effect.flip(Fiber.join(fiber))

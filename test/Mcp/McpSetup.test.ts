@@ -1,7 +1,7 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Redacted from "effect/Redacted"
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -27,25 +27,25 @@ const project = {
 
 describe("McpConfig", () => {
   it("parses Claude Code's format and expands ${VAR} and ${VAR:-default}; secrets stay redacted", () => {
-    const entries = Either.getOrThrow(McpConfig.parse(JSON.stringify(project), "/w/.mcp.json", "project"))
+    const entries = Result.getOrThrow(McpConfig.parse(JSON.stringify(project), "/w/.mcp.json", "project"))
     expect(entries.map((e) => e.name)).toEqual(["local", "api"])
-    const local = Either.getOrThrow(McpConfig.resolve(entries[0]!, { KEY: "k1" }))
+    const local = Result.getOrThrow(McpConfig.resolve(entries[0]!, { KEY: "k1" }))
     expect(local).toMatchObject({ _tag: "Stdio", command: "node", args: ["server.js", "--token=none"] })
     expect(local._tag === "Stdio" && Redacted.value(local.env["KEY"]!)).toBe("k1")
-    const api = Either.getOrThrow(McpConfig.resolve(entries[1]!, { HOST: "example.com", TOKEN: "s3cret" }))
+    const api = Result.getOrThrow(McpConfig.resolve(entries[1]!, { HOST: "example.com", TOKEN: "s3cret" }))
     expect(api).toMatchObject({ _tag: "Http", url: "https://example.com/mcp" })
     expect(String(api._tag === "Http" && api.headers["Authorization"])).not.toContain("s3cret")
     expect(McpConfig.resolve(entries[1]!, {})).toEqual(
-      Either.left(`MCP server "api" needs the environment variables HOST, TOKEN`)
+      Result.fail(`MCP server "api" needs the environment variables HOST, TOKEN`)
     )
     expect(McpConfig.describe(entries[1]!.config)).toBe("http https://${HOST}/mcp (headers: Authorization: <redacted>)")
   })
 
   it("rejects malformed files with one line naming the file and the server", () => {
-    expect(McpConfig.parse("{", "f.json", "project").pipe(Either.mapLeft((e) => e.message.startsWith("f.json: not valid JSON"))))
-      .toEqual(Either.left(true))
+    expect(McpConfig.parse("{", "f.json", "project").pipe(Result.mapError((e) => e.message.startsWith("f.json: not valid JSON"))))
+      .toEqual(Result.fail(true))
     const bad = McpConfig.parse(JSON.stringify({ mcpServers: { x: { type: "ws", url: "u" } } }), "f.json", "project")
-    expect(Either.isLeft(bad) && bad.left.message.startsWith(`f.json: server "x" is invalid:`)).toBe(true)
+    expect(Result.isFailure(bad) && bad.failure.message.startsWith(`f.json: server "x" is invalid:`)).toBe(true)
   })
 })
 
@@ -66,7 +66,7 @@ describe("McpSetup.load (project approval)", () => {
       writeFileSync(extra, JSON.stringify({ mcpServers: { other: { command: "x" } } }))
       const explicit = yield* McpSetup.load({ cwd, home, env, explicitFiles: ["extra.json"], trust: "skip" })
       expect(McpSetup.ready(explicit).map((s) => s.name)).toEqual(["other"])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it.effect("interactive: asked once per server, the answer is stored; a changed command asks again", () =>
     Effect.gen(function*() {
@@ -97,7 +97,7 @@ describe("McpSetup.load (project approval)", () => {
       const third = yield* McpSetup.load({ cwd, home, env, explicitFiles: [], trust: "ask", prompt: prompt({ local: true }) })
       expect(asked).toHaveLength(1)
       expect(McpSetup.ready(third).map((s) => s.name)).toEqual(["local"])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it.effect("[issue 26] the approval covers the script the command names: a rewritten server.js asks again; the file is private", () =>
     Effect.gen(function*() {
@@ -123,5 +123,5 @@ describe("McpSetup.load (project approval)", () => {
       const none = yield* McpSetup.load({ cwd, home, env, explicitFiles: [], trust: "none" })
       expect(McpSetup.ready(none)).toEqual([])
       expect(none.notices).toEqual([])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ToolName from "../../src/Mcp/ToolName.js"
 import * as ToolResult from "../../src/Mcp/ToolResult.js"
 import * as ToolSchema from "../../src/Mcp/ToolSchema.js"
 
-const ok = (u: unknown) => Either.getOrThrow(ToolSchema.normalize(u))
+const ok = (u: unknown) => Result.getOrThrow(ToolSchema.normalize(u))
 
 describe("ToolSchema.normalize", () => {
   it("drops $schema, inlines local $refs, removes odd formats", () => {
@@ -38,17 +38,17 @@ describe("ToolSchema.normalize", () => {
 
   it("adds a missing type and properties; skips recursive refs and non-object schemas with a reason", () => {
     expect(ok({})).toEqual({ type: "object", properties: {} })
-    expect(ToolSchema.normalize({ type: "string" })).toEqual(Either.left(`its input schema is not an object schema (type "string")`))
+    expect(ToolSchema.normalize({ type: "string" })).toEqual(Result.fail(`its input schema is not an object schema (type "string")`))
     expect(ToolSchema.normalize({
       type: "object",
       properties: { n: { $ref: "#/definitions/N" } },
       definitions: { N: { type: "object", properties: { next: { $ref: "#/definitions/N" } } } }
-    })).toEqual(Either.left(`its input schema has an recursive $ref "#/definitions/N"`))
-    expect(Either.isLeft(ToolSchema.normalize({ anyOf: [{ type: "string" }, { type: "object" }] }))).toBe(true)
+    })).toEqual(Result.fail(`its input schema has an recursive $ref "#/definitions/N"`))
+    expect(Result.isFailure(ToolSchema.normalize({ anyOf: [{ type: "string" }, { type: "object" }] }))).toBe(true)
   })
 
   it("validates arguments with T-10 style messages", () => {
-    const v = Either.getOrThrow(ToolSchema.validator(ok({
+    const v = Result.getOrThrow(ToolSchema.validator(ok({
       type: "object",
       properties: { s: { type: "string" }, mode: { enum: ["r", "w"] }, list: { type: "array", items: { type: "number" } } },
       required: ["s"]

@@ -1,4 +1,4 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
@@ -28,5 +28,5 @@ describe("WorkspaceScripts (issue 26)", () => {
       const second = yield* WorkspaceScripts.digest(root, ["a.sh", "b.sh"])
       expect(WorkspaceScripts.combined(second)).not.toBe(WorkspaceScripts.combined(first))
       expect(WorkspaceScripts.combined([...second].reverse())).toBe(WorkspaceScripts.combined(second))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

@@ -28,7 +28,7 @@ export const clientInfo = { name: "effect-harness-test", version: "0.0.0" }
 export const baseEnv: Record<string, string | undefined> = { PATH: process.env["PATH"], HOME: process.env["HOME"] }
 
 /** a port that was free a moment ago on 127.0.0.1 */
-export const freePort: Effect.Effect<number> = Effect.async<number>((resume) => {
+export const freePort: Effect.Effect<number> = Effect.callback<number>((resume) => {
   const server = createServer()
   server.listen(0, "127.0.0.1", () => {
     const address = server.address()

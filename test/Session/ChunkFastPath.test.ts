@@ -6,8 +6,9 @@
  * stored-event check (`checkPayload`, used at seed and load) agrees with the schema guard too.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
-import * as fc from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as Arbitrary from "effect/Arbitrary"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as StreamChunk from "../../src/Llm/StreamChunk.js"
 import * as ChunkFastPath from "../../src/Session/ChunkFastPath.js"
@@ -17,8 +18,37 @@ import * as Validate from "../../src/Session/Validate.js"
 
 const S = StreamChunk
 
+/** an index below `n`, uniformly */
+const index = (n: number): Arbitrary.Arbitrary<number> =>
+  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: n - 1 })))
+/** one of `values` (the same instances every time, as fast-check's `constantFrom`) */
+const pick = <A>(...values: ReadonlyArray<A>): Arbitrary.Arbitrary<A> => Arbitrary.map(index(values.length), (i) => values[i]!)
+/** one of the arbitraries, each with its weight */
+const weighted = <A>(...cases: ReadonlyArray<readonly [number, Arbitrary.Arbitrary<A>]>): Arbitrary.Arbitrary<A> => {
+  const total = cases.reduce((n, [w]) => n + w, 0)
+  return Arbitrary.flatMap(index(total), (i) => {
+    let left = i
+    for (const [w, arb] of cases) {
+      if (left < w) return arb
+      left -= w
+    }
+    return cases[cases.length - 1]![1]
+  })
+}
+/** one of the arbitraries, each as likely */
+const oneOf = <A>(...arbs: ReadonlyArray<Arbitrary.Arbitrary<A>>): Arbitrary.Arbitrary<A> =>
+  weighted(...arbs.map((arb) => [1, arb] as const))
+/** runs a property (`fc.assert` in the Effect 3 version); fails the test with the shrunk input */
+const check = <A>(arb: Arbitrary.Arbitrary<A>, property: (value: A) => void, options: Arbitrary.CheckOptions): void => {
+  const result = Effect.runSync(Arbitrary.checkEffect(arb, (value) => {
+    property(value)
+    return true
+  }, options))
+  expect(Arbitrary.formatCheckFailure(result)).toBeUndefined()
+}
+
 /** values that break one rule or another (numbers that are not JSON naturals, wrong types, exotic objects) */
-const weird = fc.constantFrom<unknown>(
+const weird = pick<unknown>(
   -0,
   -1,
   1.5,
@@ -40,45 +70,61 @@ const weird = fc.constantFrom<unknown>(
 )
 
 /** mostly JSON naturals, sometimes a value that breaks a rule */
-const nat = fc.oneof(
-  { weight: 6, arbitrary: fc.oneof(fc.nat(1_000), fc.constant(Number.MAX_SAFE_INTEGER)) },
-  { weight: 1, arbitrary: weird }
-) as fc.Arbitrary<number>
+const nat = weighted<number>(
+  [6, oneOf(index(1_001), Arbitrary.Constant(Number.MAX_SAFE_INTEGER))],
+  [1, weird as Arbitrary.Arbitrary<number>]
+)
 /** mostly strings, sometimes a value that is not one */
-const str = fc.oneof(
-  { weight: 6, arbitrary: fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom("", "\u0000", "\ud800", "__proto__", "é🙂")) },
-  { weight: 1, arbitrary: weird }
-) as fc.Arbitrary<string>
-
-const block = fc.oneof(
-  fc.record({ type: fc.constant("text"), text: str }),
-  fc.record({ type: fc.constant("reasoning"), text: str }),
-  fc.record({ type: fc.constant("tool-call"), id: str, name: str, arguments: str }),
-  fc.record({ type: fc.constant("tool-result"), toolCallId: str, content: fc.constant([]), isError: fc.boolean() }),
-  fc.record({ type: fc.constant("x-ext"), payload: str })
+const str = weighted<string>(
+  [6, oneOf(Arbitrary.schema(Schema.String.check(Schema.isMaxLength(6))), pick("", "\u0000", "\ud800", "__proto__", "é🙂"))],
+  [1, weird as Arbitrary.Arbitrary<string>]
 )
 
-const usage = fc.record(
-  {
+const block = oneOf<object>(
+  Arbitrary.all({ type: Arbitrary.Constant("text"), text: str }),
+  Arbitrary.all({ type: Arbitrary.Constant("reasoning"), text: str }),
+  Arbitrary.all({ type: Arbitrary.Constant("tool-call"), id: str, name: str, arguments: str }),
+  Arbitrary.all({
+    type: Arbitrary.Constant("tool-result"),
+    toolCallId: str,
+    content: Arbitrary.Constant([]),
+    isError: Arbitrary.schema(Schema.Boolean)
+  }),
+  Arbitrary.all({ type: Arbitrary.Constant("x-ext"), payload: str })
+)
+
+/** an optional key: absent, or present with a value */
+const ABSENT: unique symbol = Symbol("absent")
+const optional = <A>(arb: Arbitrary.Arbitrary<A>) => oneOf<A | typeof ABSENT>(Arbitrary.Constant(ABSENT), arb)
+const usage = Arbitrary.map(
+  Arbitrary.all({
     inputTokens: nat,
     outputTokens: nat,
-    cacheReadTokens: nat,
-    cacheWriteTokens: nat,
-    reasoningTokens: nat
-  },
-  { requiredKeys: ["inputTokens", "outputTokens"] }
+    cacheReadTokens: optional(nat),
+    cacheWriteTokens: optional(nat),
+    reasoningTokens: optional(nat)
+  }),
+  (u) => Object.fromEntries(Object.entries(u).filter(([, v]) => v !== ABSENT))
 )
 
+const asRecord = (chunk: object): Record<string, unknown> => chunk as Record<string, unknown>
+
 /** well-formed chunks of every kind, as the adapters build them */
-const validChunk: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
-  fc.tuple(nat, str).map(([i, t]) => S.textDelta(i, t)),
-  fc.tuple(nat, str).map(([i, t]) => S.reasoningDelta(i, t)),
-  fc.tuple(nat, str, str, fc.option(str, { nil: undefined })).map(([i, id, a, n]) => S.toolCallDelta(i, id, a, n)),
-  fc.tuple(nat, fc.constantFrom("text", "reasoning", "tool-call", "x-ext")).map(([i, t]) => S.blockStart(i, t as never)),
-  fc.tuple(nat, block).map(([i, b]) => S.blockEnd(i, b as never)),
-  usage.map((u) => S.usage(u as never)),
-  fc.constantFrom(S.finish({ kind: "stop" }), S.finish({ kind: "error", message: "m" }, { k: 1 }))
-) as unknown as fc.Arbitrary<Record<string, unknown>>
+const validChunk: Arbitrary.Arbitrary<Record<string, unknown>> = Arbitrary.map(
+  oneOf<object>(
+    Arbitrary.map(Arbitrary.all([nat, str]), ([i, t]) => S.textDelta(i, t)),
+    Arbitrary.map(Arbitrary.all([nat, str]), ([i, t]) => S.reasoningDelta(i, t)),
+    Arbitrary.map(
+      Arbitrary.all([nat, str, str, oneOf<string | undefined>(Arbitrary.Constant(undefined), str)]),
+      ([i, id, a, n]) => S.toolCallDelta(i, id, a, n)
+    ),
+    Arbitrary.map(Arbitrary.all([nat, pick("text", "reasoning", "tool-call", "x-ext")]), ([i, t]) => S.blockStart(i, t as never)),
+    Arbitrary.map(Arbitrary.all([nat, block]), ([i, b]) => S.blockEnd(i, b as never)),
+    Arbitrary.map(usage, (u) => S.usage(u as never)),
+    pick<object>(S.finish({ kind: "stop" }), S.finish({ kind: "error", message: "m" }, { k: 1 }))
+  ),
+  asRecord
+)
 
 /** copies own properties by descriptor (a getter stays a getter and is not called) */
 const clone = (o: object, proto: object | null = Object.getPrototypeOf(o) as object | null, reverse = false): Record<string, unknown> => {
@@ -141,12 +187,18 @@ const innerOf = (c: unknown): readonly [string, unknown] | undefined => {
 }
 
 /** where a mutation lands: the envelope, the payload, the chunk, or a nested block/usage */
-const input = fc.tuple(
+const mutation = Arbitrary.all([
+  index(4),
+  oneOf(Arbitrary.Constant(0), index(51)),
+  pick("type", "data", "turn", "step", "chunk", "index", "text", "name", "extra", "__proto__"),
+  weird
+])
+const input = Arbitrary.map(Arbitrary.all([
   validChunk,
   nat,
   nat,
-  fc.array(fc.tuple(fc.nat(3), fc.oneof(fc.constant(0), fc.nat(50)), fc.constantFrom("type", "data", "turn", "step", "chunk", "index", "text", "name", "extra", "__proto__"), weird), { maxLength: 2 })
-).map(([chunk, turn, step, mutations]) => {
+  Arbitrary.array(mutation, { maxLength: 2 })
+]), ([chunk, turn, step, mutations]) => {
   let c: unknown = chunk
   let data: unknown = { turn, step, chunk }
   let envelope: unknown = { type: "assistant/chunk", data }
@@ -188,20 +240,20 @@ const sameTree = (a: unknown, b: unknown): void => {
 const compare = (raw: unknown) => {
   const fast = Validate.appendInput(Surface.makeState(), raw, 5, 1234)
   const full = Validate.appendInputGeneric(Surface.makeState(), raw, 5, 1234)
-  expect(Either.isRight(fast)).toBe(Either.isRight(full))
-  if (Either.isLeft(fast) && Either.isLeft(full)) {
-    expect(fast.left.code).toBe(full.left.code)
-    expect(fast.left.message).toBe(full.left.message)
+  expect(Result.isSuccess(fast)).toBe(Result.isSuccess(full))
+  if (Result.isFailure(fast) && Result.isFailure(full)) {
+    expect(fast.failure.code).toBe(full.failure.code)
+    expect(fast.failure.message).toBe(full.failure.message)
   }
-  if (Either.isRight(fast) && Either.isRight(full)) {
-    sameTree(fast.right, full.right)
-    expect(deepFrozen(fast.right)).toBe(true)
-    expect(fast.right.data).not.toBe((raw as { data: unknown }).data) // detached (S-4)
+  if (Result.isSuccess(fast) && Result.isSuccess(full)) {
+    sameTree(fast.success, full.success)
+    expect(deepFrozen(fast.success)).toBe(true)
+    expect(fast.success.data).not.toBe((raw as { data: unknown }).data) // detached (S-4)
     // the stored form is accepted by the load-time check exactly as by the schema guard
     const guard = Schema.is(payloadSchemas["assistant/chunk"])
-    expect(Validate.checkPayload("load", "assistant/chunk", fast.right.data as never) === undefined).toBe(guard(fast.right.data))
+    expect(Validate.checkPayload("load", "assistant/chunk", fast.success.data as never) === undefined).toBe(guard(fast.success.data))
   }
-  return Either.isRight(fast)
+  return Result.isSuccess(fast)
 }
 
 /** the stored form of an append input: the envelope with `seq` and `time` (in some key order) */
@@ -221,24 +273,29 @@ const stored = (raw: unknown, seq: unknown, time: unknown, flip: boolean): unkno
 const compareStored = (raw: unknown) => {
   const fast = Validate.storedEvent(raw, 5)
   const full = Validate.storedEventGeneric(raw, 5)
-  expect(Either.isRight(fast)).toBe(Either.isRight(full))
-  if (Either.isLeft(fast) && Either.isLeft(full)) expect(fast.left.message).toBe(full.left.message)
-  if (Either.isRight(fast) && Either.isRight(full)) {
-    sameTree(fast.right, full.right)
-    expect(deepFrozen(fast.right)).toBe(true)
+  expect(Result.isSuccess(fast)).toBe(Result.isSuccess(full))
+  if (Result.isFailure(fast) && Result.isFailure(full)) expect(fast.failure.message).toBe(full.failure.message)
+  if (Result.isSuccess(fast) && Result.isSuccess(full)) {
+    sameTree(fast.success, full.success)
+    expect(deepFrozen(fast.success)).toBe(true)
   }
-  return Either.isRight(fast)
+  return Result.isSuccess(fast)
 }
 
 describe("assistant/chunk append fast path (issue 17)", () => {
   it("[S-11] property: stored events (seed, resume, batch) take the same decisions on the fast and generic paths", () => {
     let accepted = 0
-    fc.assert(
-      fc.property(input, fc.oneof({ weight: 4, arbitrary: fc.constant<unknown>(5) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(4, -0, 5.5, "5") }),
-        fc.oneof({ weight: 4, arbitrary: fc.constantFrom<unknown>(0, 1234) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(-1, 1.5, -0) }), fc.boolean(), (raw, seq, time, flip) => {
+    check(
+      Arbitrary.all([
+        input,
+        weighted<unknown>([4, Arbitrary.Constant(5)], [1, pick<unknown>(4, -0, 5.5, "5")]),
+        weighted<unknown>([4, pick<unknown>(0, 1234)], [1, pick<unknown>(-1, 1.5, -0)]),
+        Arbitrary.schema(Schema.Boolean)
+      ]),
+      ([raw, seq, time, flip]) => {
         if (compareStored(stored(raw, seq, time, flip))) accepted++
-      }),
-      { numRuns: 300, seed: 18 }
+      },
+      { runs: 300, seed: 18 }
     )
     expect(accepted).toBeGreaterThan(20)
   })
@@ -246,13 +303,10 @@ describe("assistant/chunk append fast path (issue 17)", () => {
   it("[S-3,S-4] property: fast and generic paths accept/reject the same inputs and build identical events", () => {
     let accepted = 0
     let fastTaken = 0
-    fc.assert(
-      fc.property(input, (raw) => {
-        if (compare(raw)) accepted++
-        if (ChunkFastPath.chunkEvent(raw, 5, 1234) !== undefined) fastTaken++
-      }),
-      { numRuns: 500, seed: 17 }
-    )
+    check(input, (raw) => {
+      if (compare(raw)) accepted++
+      if (ChunkFastPath.chunkEvent(raw, 5, 1234) !== undefined) fastTaken++
+    }, { runs: 500, seed: 17 })
     // the generator exercises both outcomes and the fast path itself
     expect(accepted).toBeGreaterThan(60)
     expect(fastTaken).toBeGreaterThan(60)

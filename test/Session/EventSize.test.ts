@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as EventSize from "../../src/Session/EventSize.js"
 import * as Surface from "../../src/Session/Surface.js"
 import * as Validate from "../../src/Session/Validate.js"
@@ -22,7 +22,7 @@ describe("EventSize (issue 26)", () => {
       surfaceOp: "append"
     }
     const result = Validate.appendInputGeneric(Surface.makeState(), input, 0, 1)
-    expect(Either.isLeft(result) && result.left.code).toBe("INVALID_EVENT")
-    expect(Either.isLeft(result) && result.left.message).toContain("over the limit of 67108864 bytes")
+    expect(Result.isFailure(result) && result.failure.code).toBe("INVALID_EVENT")
+    expect(Result.isFailure(result) && result.failure.message).toContain("over the limit of 67108864 bytes")
   })
 })

@@ -24,7 +24,7 @@ const turn = (n: number, kind: "completed" | "aborted" = "completed") => [
 ]
 
 describe("Fork", () => {
-  it.scoped("AC-39 [S-21] empty source → empty child with seedLength 0, cwd and parent inherited", () =>
+  it.effect("AC-39 [S-21] empty source → empty child with seedLength 0, cwd and parent inherited", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore.SessionStore
       const source = yield* store.create({ id: "src", cwd: "/work/project" })
@@ -35,7 +35,7 @@ describe("Fork", () => {
       expect(yield* store.get(child.id)).toBe(child)
     }).pipe(Effect.provide(SessionStore.layerMemory)))
 
-  it.scoped("AC-39 [S-21] default boundary = last event (a turn/end); earlier boundary → prefix only; any reason; immutable, independent", () =>
+  it.effect("AC-39 [S-21] default boundary = last event (a turn/end); earlier boundary → prefix only; any reason; immutable, independent", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore.SessionStore
       const source = yield* store.create({ id: "src" })
@@ -61,7 +61,7 @@ describe("Fork", () => {
       expect((yield* source.events).length).toBe(11)
     }).pipe(Effect.provide(SessionStore.layerMemory)))
 
-  it.scoped("AC-40 [S-21] INVALID_BOUNDARY, OPEN_TURN, SESSION_NOT_FOUND, SESSION_NOT_LIVE, SESSION_ALREADY_EXISTS (checked first)", () =>
+  it.effect("AC-40 [S-21] INVALID_BOUNDARY, OPEN_TURN, SESSION_NOT_FOUND, SESSION_NOT_LIVE, SESSION_ALREADY_EXISTS (checked first)", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore.SessionStore
       const source = yield* store.create({ id: "src" })
@@ -75,7 +75,7 @@ describe("Fork", () => {
       yield* failsWith(store.fork(stale), "SESSION_NOT_LIVE")
       // a released handle is stale too
       const scope = yield* Scope.make()
-      const gone = yield* store.create({ id: "gone" }).pipe(Scope.extend(scope))
+      const gone = yield* store.create({ id: "gone" }).pipe(Scope.provide(scope))
       yield* Scope.close(scope, Exit.void)
       yield* failsWith(store.fork(gone), "SESSION_NOT_LIVE")
       // child id taken is reported before anything else

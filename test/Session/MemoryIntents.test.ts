@@ -30,7 +30,7 @@ describe("Memory backend intents", () => {
       expect(yield* backend.exists(header("idle").id)).toBe(false)
     }))
 
-  it.scoped("through the store: a session closed before its first event can be created again under the same id", () =>
+  it.effect("through the store: a session closed before its first event can be created again under the same id", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore.SessionStore
       yield* Effect.scoped(store.create({ id: "once" }))

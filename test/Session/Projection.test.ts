@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as fc from "effect/FastCheck"
+import * as Arbitrary from "effect/Arbitrary"
+import * as Schema from "effect/Schema"
 import type { ContentBlock } from "../../src/Llm/ContentBlock.js"
 import * as Projection from "../../src/Session/Projection.js"
 import * as Session from "../../src/Session/Session.js"
@@ -24,11 +25,28 @@ import {
   userMessage
 } from "../support/sessionInputs.js"
 
-const block: fc.Arbitrary<ContentBlock> = fc.oneof(
-  fc.string().map((t) => ({ type: "text" as const, text: t })),
-  fc.constantFrom("<context source=\"x\">", "<system-reminder>", "</context>", "").map((t) => ({ type: "text" as const, text: t })),
-  fc.string().map((t) => ({ type: "reasoning" as const, text: t })),
-  fc.record({ url: fc.string(), n: fc.integer() }).map((r) => ({ type: "x-citation", ...r }) as unknown as ContentBlock)
+/** one of `arbs`, each as likely */
+const oneOf = <A>(...arbs: ReadonlyArray<Arbitrary.Arbitrary<A>>): Arbitrary.Arbitrary<A> =>
+  Arbitrary.flatMap(
+    Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: arbs.length - 1 }))),
+    (i) => arbs[i]!
+  )
+const anyText = Arbitrary.schema(Schema.String)
+/** an extension block (not one of the core kinds) */
+const citation = (r: { readonly url: string; readonly n: number }): ContentBlock => ({ type: "x-citation", ...r }) as never
+
+const block: Arbitrary.Arbitrary<ContentBlock> = oneOf<ContentBlock>(
+  Arbitrary.map(anyText, (t) => ({ type: "text" as const, text: t })),
+  Arbitrary.map(
+    Arbitrary.schema(Schema.Literals(["<context source=\"x\">", "<system-reminder>", "</context>", ""])),
+    (t) => ({ type: "text" as const, text: t })
+  ),
+  Arbitrary.map(anyText, (t) => ({ type: "reasoning" as const, text: t })),
+  Arbitrary.map(
+    // fast-check's `integer()` never gave -0 (not lossless JSON, rejected at append)
+    Arbitrary.all({ url: anyText, n: Arbitrary.map(Arbitrary.schema(Schema.Int), (n) => (n === 0 ? 0 : n)) }),
+    citation
+  )
 )
 
 describe("Projection", () => {
@@ -106,7 +124,14 @@ describe("Projection", () => {
 
   it.effect.prop(
     "[S-14] property: user, context and steering content is projected verbatim (deep-equal, same blocks, no wrapper)",
-    [fc.array(block, { maxLength: 6 }), fc.constantFrom("user", "context", "steering"), fc.option(fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown), { nil: undefined })],
+    [
+      Arbitrary.array(block, { maxLength: 6 }),
+      Arbitrary.schema(Schema.Literals(["user", "context", "steering"])),
+      oneOf<unknown>(
+        Arbitrary.Constant(undefined),
+        Arbitrary.map(Arbitrary.schema(Schema.Json), (v): unknown => JSON.parse(JSON.stringify(v)))
+      )
+    ],
     ([content, kind, meta]) =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "p" })
@@ -127,6 +152,6 @@ describe("Projection", () => {
         expect(Object.keys(message ?? {})).toEqual(["role", "content"])
         expect(message?.content).toBe((event.data as { content: unknown }).content)
       }),
-    { fastCheck: { numRuns: 100 } }
+    { arbitrary: { runs: 100 } }
   )
 })

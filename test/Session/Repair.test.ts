@@ -19,7 +19,7 @@ import {
 } from "../support/sessionInputs.js"
 
 const log = (inputs: ReadonlyArray<AppendInput>) =>
-  Effect.flatMap(Session.make({ id: "r" }), (s) => Effect.zipRight(appendAll(s, inputs), s.events))
+  Effect.flatMap(Session.make({ id: "r" }), (s) => Effect.andThen(appendAll(s, inputs), s.events))
 
 const shape = (events: ReadonlyArray<SessionEvent>) =>
   events.map((e) => {

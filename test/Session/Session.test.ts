@@ -1,12 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as fc from "effect/FastCheck"
+import * as Arbitrary from "effect/Arbitrary"
 import * as Fiber from "effect/Fiber"
-import * as Queue from "effect/Queue"
+import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import type { SessionId } from "../../src/Llm/Message.js"
 import * as Projection from "../../src/Session/Projection.js"
 import * as Session from "../../src/Session/Session.js"
@@ -231,16 +232,22 @@ describe("Session", () => {
       expect(Object.isFrozen(a[0])).toBe(true)
     }))
 
-  const command = fc.record({
-    kind: fc.constantFrom("user", "context", "steering", "assistant", "assistant-empty", "tool-result", "chunk", "ext", "replace", "replace"),
-    a: fc.nat(50),
-    b: fc.nat(50),
-    t: fc.string({ maxLength: 8 })
+  const nat50 = Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 50 })))
+  // "replace" twice as likely as any other kind, as before
+  const kinds = ["user", "context", "steering", "assistant", "assistant-empty", "tool-result", "chunk", "ext", "replace", "replace"] as const
+  const command = Arbitrary.all({
+    kind: Arbitrary.map(
+      Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: kinds.length - 1 }))),
+      (i) => kinds[i]!
+    ),
+    a: nat50,
+    b: nat50,
+    t: Arbitrary.schema(Schema.String.check(Schema.isMaxLength(8)))
   })
 
   it.effect.prop(
     "AC-37 [S-15] property: for random valid logs with replaces, the cached derivation after every append = a fresh seeded derivation",
-    [fc.array(command, { minLength: 1, maxLength: 40 })],
+    [Arbitrary.array(command, { minLength: 1, maxLength: 40 })],
     ([commands]) =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "prop" })
@@ -288,7 +295,7 @@ describe("Session", () => {
           expect(yield* s.deriveMessages).toEqual(yield* scratch(yield* s.events))
         }
       }),
-    { fastCheck: { numRuns: 40 } }
+    { arbitrary: { runs: 40 } }
   )
 
   it.effect("AC-42 [S-16,S-17] injection turn then message turn → turns 1 and 2; a seed with 3 turns → next turn 4", () =>
@@ -348,7 +355,7 @@ describe("Session", () => {
     }))
 
   describe("observers and changes [S-10]", () => {
-    it.scoped("observers run after commit in seq order; a failing observer is contained", () =>
+    it.effect("observers run after commit in seq order; a failing observer is contained", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s" })
         const seen = yield* Ref.make<Array<string>>([])
@@ -363,25 +370,25 @@ describe("Session", () => {
         expect(yield* s.nextSeq).toBe(2)
       }))
 
-    it.scoped("concurrent appends are serialized; every observer sees every event in seq order", () =>
+    it.effect("concurrent appends are serialized; every observer sees every event in seq order", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s" })
         const seen = yield* Ref.make<Array<number>>([])
-        yield* s.observe((e) => Effect.zipRight(Effect.yieldNow(), Ref.update(seen, (xs) => [...xs, e.seq])))
+        yield* s.observe((e) => Effect.andThen(Effect.yieldNow, Ref.update(seen, (xs) => [...xs, e.seq])))
         yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) => s.append({ type: "x/n", data: i } as never), {
           concurrency: "unbounded"
         })
         expect(yield* Ref.get(seen)).toEqual(Array.from({ length: 20 }, (_, i) => i))
       }))
 
-    it.scoped("an append from inside an observer is rejected with REENTRANT_APPEND; later appends work", () =>
+    it.effect("an append from inside an observer is rejected with REENTRANT_APPEND; later appends work", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s" })
         const codes = yield* Ref.make<Array<string>>([])
         yield* s.observe((e) =>
           e.type === "turn/start"
             ? s.append(userMessage("from observer")).pipe(
-              Effect.catchAll((err) => Ref.update(codes, (xs) => [...xs, err.code]))
+              Effect.catch((err) => Ref.update(codes, (xs) => [...xs, err.code]))
             )
             : Effect.void
         )
@@ -399,7 +406,35 @@ describe("Session", () => {
         expect(yield* other.nextSeq).toBe(1)
       }))
 
-    it.scoped("observers are unregistered when their scope closes", () =>
+    it.effect("[S-10] an append from a fiber an observer forks is rejected while the publication runs; allowed once it ended", () =>
+      Effect.gen(function*() {
+        const s = yield* Session.make({ id: "s" })
+        const codes = yield* Ref.make<Array<string>>([])
+        const release = yield* Deferred.make<void>()
+        const late: Array<Fiber.Fiber<SessionEvent, unknown>> = []
+        yield* s.observe((e) =>
+          e.type !== "turn/start" ? Effect.void : Effect.gen(function*() {
+            // joined during the publication: it inherits the publication and is refused (not deadlocked)
+            const fork = yield* Effect.forkChild(
+              s.append(userMessage("from a fork")).pipe(
+                Effect.catch((err) => Ref.update(codes, (xs) => [...xs, err.code])),
+                Effect.asVoid
+              )
+            )
+            yield* Fiber.join(fork)
+            // forked now, appends after the publication ended: allowed
+            late.push(yield* Effect.forkDetach(Effect.andThen(Deferred.await(release), s.append(userMessage("later")))))
+          })
+        )
+        yield* s.append(turnStart(1))
+        expect(yield* Ref.get(codes)).toEqual(["REENTRANT_APPEND"])
+        yield* Deferred.succeed(release, undefined)
+        const appended = yield* Fiber.join(late[0]!)
+        expect(appended.seq).toBe(1)
+        expect(yield* s.nextSeq).toBe(2)
+      }))
+
+    it.effect("observers are unregistered when their scope closes", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s" })
         const count = yield* Ref.make(0)
@@ -408,19 +443,19 @@ describe("Session", () => {
         expect(yield* Ref.get(count)).toBe(0)
       }))
 
-    it.scoped("changes and subscribe deliver committed events in seq order; seeding publishes nothing", () =>
+    it.effect("changes and subscribe deliver committed events in seq order; seeding publishes nothing", () =>
       Effect.gen(function*() {
         const s = yield* Session.make({ id: "s", seed: [{ type: "x/seed", seq: 0, time: 0, data: null }] })
         const queue = yield* s.subscribe
-        const fiber = yield* Effect.fork(Stream.runCollect(Stream.take(s.changes, 3)))
-        yield* Effect.yieldNow()
-        yield* Effect.sleep("10 millis").pipe(Effect.fork, Effect.zipRight(TestClock.adjust("10 millis")))
+        const fiber = yield* Effect.forkChild(Stream.runCollect(Stream.take(s.changes, 3)))
+        yield* Effect.yieldNow
+        yield* Effect.sleep("10 millis").pipe(Effect.forkChild, Effect.andThen(TestClock.adjust("10 millis")))
         yield* failsWith(appendRaw(s, { type: "user/message", data: null }), "INVALID_EVENT")
         yield* appendAll(s, [turnStart(1), userMessage("u"), turnEnd(1)])
-        const fromQueue = yield* Queue.takeAll(queue)
-        expect(Chunk.toReadonlyArray(fromQueue).map((e) => e.seq)).toEqual([1, 2, 3])
+        const fromQueue = yield* PubSub.takeUpTo(queue, Number.POSITIVE_INFINITY)
+        expect(fromQueue.map((e) => e.seq)).toEqual([1, 2, 3])
         const fromStream = yield* Fiber.join(fiber)
-        expect(Chunk.toReadonlyArray(fromStream).map((e) => e.seq)).toEqual([1, 2, 3])
+        expect(fromStream.map((e) => e.seq)).toEqual([1, 2, 3])
       }))
   })
 

@@ -68,7 +68,7 @@ describe("Session.appendAll", () => {
       expect(yield* session.nextSeq).toBe(4)
     }))
 
-  it.scoped("[S-10] with an observer: every event observed once, in seq order, after commit", () =>
+  it.effect("[S-10] with an observer: every event observed once, in seq order, after commit", () =>
     Effect.gen(function*() {
       const session = yield* Session.make()
       const seen = yield* Ref.make<ReadonlyArray<number>>([])
@@ -83,20 +83,20 @@ describe("Session.appendAll", () => {
       expect(yield* Ref.get(seen)).toEqual([0, 1, 2, 3, 4])
     }))
 
-  it.scoped("[S-10] an append waiting for the lock can be interrupted; the lock passes on and seqs stay contiguous", () =>
+  it.effect("[S-10] an append waiting for the lock can be interrupted; the lock passes on and seqs stay contiguous", () =>
     Effect.gen(function*() {
       const session = yield* Session.make()
       const entered = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       // an observer that holds the publication (and so the lock) until released
       yield* session.observe((event) =>
-        event.seq === 0 ? Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(release)) : Effect.void
+        event.seq === 0 ? Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(release)) : Effect.void
       )
-      const first = yield* Effect.fork(session.append(turnStart(1)))
+      const first = yield* Effect.forkChild(session.append(turnStart(1)))
       yield* Deferred.await(entered)
-      const waiting = yield* Effect.fork(session.append(userMessage("interrupted while waiting")))
-      const next = yield* Effect.fork(session.appendAll([userMessage("after"), stepStart(1, 1)]))
-      yield* Effect.yieldNow()
+      const waiting = yield* Effect.forkChild(session.append(userMessage("interrupted while waiting")))
+      const next = yield* Effect.forkChild(session.appendAll([userMessage("after"), stepStart(1, 1)]))
+      yield* Effect.yieldNow
       yield* Fiber.interrupt(waiting)
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(first)

@@ -43,7 +43,7 @@ describe("Session append lock [S-10]", () => {
             yield* s.observe((e) =>
               Effect.gen(function*() {
                 const yields = Math.floor(random() * 4)
-                for (let y = 0; y < yields; y++) yield* Effect.yieldNow()
+                for (let y = 0; y < yields; y++) yield* Effect.yieldNow
                 const next = yield* s.nextSeq
                 if (next !== e.seq + 1) stale.push(`observer ${o} of #${e.seq} saw nextSeq ${next}`)
                 trace.push(`${e.seq}:${o}`)
@@ -63,7 +63,7 @@ describe("Session append lock [S-10]", () => {
                 const seqs: Array<number> = []
                 let n = 0
                 for (const step of plan) {
-                  for (let y = 0; y < step.yields; y++) yield* Effect.yieldNow()
+                  for (let y = 0; y < step.yields; y++) yield* Effect.yieldNow
                   if (step.batch === 0) {
                     seqs.push((yield* s.append(input(step.f, n++))).seq)
                   } else {

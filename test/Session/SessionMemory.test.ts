@@ -73,7 +73,7 @@ const backends: ReadonlyArray<{ readonly name: string; readonly open: Effect.Eff
 ]
 
 describe.each(backends)("bounded memory over $name (issue 20, 0017)", ({ open }) => {
-  it.scopedLive("[S-3] chunk events of a persisted assistant message are no longer held; events reads them back unchanged", () =>
+  it.live("[S-3] chunk events of a persisted assistant message are no longer held; events reads them back unchanged", () =>
     Effect.gen(function*() {
       const persistence = yield* open
       const store = yield* SessionStore.make.pipe(Effect.provideService(SessionPersistence, persistence))
@@ -118,7 +118,7 @@ describe.each(backends)("bounded memory over $name (issue 20, 0017)", ({ open })
       expect(yield* session.deriveMessages).toEqual(messages)
     }))
 
-  it.scopedLive("[S-3] chunks of an open step stay in memory until its message is persisted", () =>
+  it.live("[S-3] chunks of an open step stay in memory until its message is persisted", () =>
     Effect.gen(function*() {
       const persistence = yield* open
       const store = yield* SessionStore.make.pipe(Effect.provideService(SessionPersistence, persistence))

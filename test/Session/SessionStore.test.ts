@@ -36,7 +36,7 @@ const storeOver = (storage: Memory.Storage, wrap: (p: Service) => Service = (p) 
   ).pipe(Effect.map((ctx) => Context.get(ctx, SessionStore.SessionStore)))
 
 describe("SessionStore", () => {
-  it.scoped("[DEC-11] create, append: every append is written through at once, persisted once; lazy materialization (D-1)", () =>
+  it.effect("[DEC-11] create, append: every append is written through at once, persisted once; lazy materialization (D-1)", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       const store = yield* storeOver(storage)
@@ -64,7 +64,7 @@ describe("SessionStore", () => {
       yield* failsWith(store.create({ id: "s1" }), "SESSION_ALREADY_EXISTS")
     }))
 
-  it.scoped("AC-50 [DEC-11] a failing write fails the append, keeps the event in memory unpublished; the next flush point writes it, then it is published", () =>
+  it.effect("AC-50 [DEC-11] a failing write fails the append, keeps the event in memory unpublished; the next flush point writes it, then it is published", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       const failures = yield* Ref.make(2)
@@ -95,7 +95,7 @@ describe("SessionStore", () => {
       expect(seen).toEqual([0, ...rest.map((e) => e.seq)])
     }))
 
-  it.scoped("[DEC-11] printed ⇒ written: an observer sees an event only once it is stored", () =>
+  it.effect("[DEC-11] printed ⇒ written: an observer sees an event only once it is stored", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       const store = yield* storeOver(storage)
@@ -111,7 +111,7 @@ describe("SessionStore", () => {
       expect(missing).toEqual([])
     }))
 
-  it.scoped("AC-51 [D-8,D-12] resume does not duplicate stored events and continues seqs and turns; a new session with a stored id is rejected", () =>
+  it.effect("AC-51 [D-8,D-12] resume does not duplicate stored events and continues seqs and turns; a new session with a stored id is rejected", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       const first = yield* Scope.make()
@@ -121,7 +121,7 @@ describe("SessionStore", () => {
         const events = yield* appendAll(s, turn(1))
         yield* store.flush("s1")
         return events
-      }).pipe(Scope.extend(first))
+      }).pipe(Scope.provide(first))
       yield* Scope.close(first, Exit.void)
 
       const store = yield* storeOver(storage) // a restarted process
@@ -141,7 +141,7 @@ describe("SessionStore", () => {
       yield* failsWith(store.open("missing"), "SESSION_NOT_FOUND")
     }))
 
-  it.scoped("[D-4,D-12] open repairs an interrupted tail durably; the closers are not re-appended", () =>
+  it.effect("[D-4,D-12] open repairs an interrupted tail durably; the closers are not re-appended", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       Memory.plant(storage, { version: 0, id: "crashed", createdAt: 5 }, [
@@ -159,7 +159,7 @@ describe("SessionStore", () => {
       expect(stored(storage, "crashed")).toHaveLength(5)
     }))
 
-  it.scoped("[DEC-4] one writer: opening a live session fails SESSION_LOCKED, in this store and in another process", () =>
+  it.effect("[DEC-4] one writer: opening a live session fails SESSION_LOCKED, in this store and in another process", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       const store = yield* storeOver(storage)
@@ -171,12 +171,12 @@ describe("SessionStore", () => {
       yield* failsWith(other.open("s1"), "SESSION_LOCKED")
     }))
 
-  it.scoped("release drains the buffer, unregisters and unlocks", () =>
+  it.effect("release drains the buffer, unregisters and unlocks", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       const store = yield* storeOver(storage)
       const scope = yield* Scope.make()
-      const s = yield* store.create({ id: "s1" }).pipe(Scope.extend(scope))
+      const s = yield* store.create({ id: "s1" }).pipe(Scope.provide(scope))
       const events = yield* appendAll(s, turn(1))
       yield* Scope.close(scope, Exit.void)
       expect(stored(storage, "s1")).toEqual(events)
@@ -185,7 +185,7 @@ describe("SessionStore", () => {
       expect(yield* reopened.events).toEqual(events)
     }))
 
-  it.scoped("[S-21,D-8] a fork seed is written once, with the child's first append", () =>
+  it.effect("[S-21,D-8] a fork seed is written once, with the child's first append", () =>
     Effect.gen(function*() {
       const storage = Memory.makeStorage()
       const store = yield* storeOver(storage)
@@ -205,12 +205,31 @@ describe("SessionStore", () => {
       expect(summaries.find((x) => x.header.id === "child")?.header).toMatchObject({ parentSession: "src", seedLength: 4 })
     }))
 
-  it.scoped("layerMemory provides a working store", () =>
+  it.effect("layerMemory provides a working store", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore.SessionStore
       const s = yield* store.create()
       yield* appendAll(s, turn(1))
       yield* store.flush(s.id)
       expect((yield* store.stored()).map((x) => x.header.id)).toEqual([s.id])
+    }).pipe(Effect.provide(SessionStore.layerMemory)))
+
+  it.effect("a store provided inside a provide of the same layer is a store of its own (Effect 4 reuses enclosing layers)", () =>
+    Effect.gen(function*() {
+      const outer = yield* SessionStore.SessionStore
+      yield* outer.create({ id: "shared-id" })
+      const inner = yield* Effect.provide(
+        Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          // its own live registry and backend: the outer live session is unknown here
+          expect(yield* store.list()).toEqual([])
+          const s = yield* store.create({ id: "shared-id" })
+          expect(s.id).toBe("shared-id")
+          return store
+        }),
+        SessionStore.layerMemory
+      )
+      expect(inner).not.toBe(outer)
+      expect((yield* outer.list()).map((s) => s.id)).toEqual(["shared-id"])
     }).pipe(Effect.provide(SessionStore.layerMemory)))
 })

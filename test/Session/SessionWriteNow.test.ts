@@ -4,9 +4,8 @@
  * the events committed and unpublished until a later persist succeeds (DEC-11, printed ⇒ written).
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Queue from "effect/Queue"
+import * as PubSub from "effect/PubSub"
 import * as Session from "../../src/Session/Session.js"
 import * as SessionError from "../../src/Session/SessionError.js"
 import type { AppendNow } from "../../src/Session/SessionPersistence.js"
@@ -27,7 +26,10 @@ const harness = (next: () => AppendNow) =>
       }
     })
     const seen = yield* session.subscribe
-    const published = Effect.map(Queue.takeAll(seen), (c): ReadonlyArray<number> => Chunk.toReadonlyArray(c).map((e: SessionEvent) => e.seq))
+    const published = Effect.map(
+      PubSub.takeUpTo(seen, Number.POSITIVE_INFINITY),
+      (c): ReadonlyArray<number> => c.map((e: SessionEvent) => e.seq)
+    )
     return { session, counts, published }
   })
 
@@ -37,7 +39,7 @@ const full = SessionError.make("PERSISTENCE_FAILED", "could not save the session
 })
 
 describe("synchronous write-through (issue 20)", () => {
-  it.scoped("[DEC-11] \"written\": persisted now, published in the same step, the effectful persist never runs", () =>
+  it.effect("[DEC-11] \"written\": persisted now, published in the same step, the effectful persist never runs", () =>
     Effect.gen(function*() {
       const { counts, published, session } = yield* harness(() => "written")
       yield* session.appendAll([turnStart(1), userMessage("hi"), stepStart(1, 1)])
@@ -46,7 +48,7 @@ describe("synchronous write-through (issue 20)", () => {
       expect(yield* published).toEqual([0, 1, 2, 3])
     }))
 
-  it.scoped("[DEC-11] \"later\": the effectful persist writes the batch, then it is published", () =>
+  it.effect("[DEC-11] \"later\": the effectful persist writes the batch, then it is published", () =>
     Effect.gen(function*() {
       const { counts, published, session } = yield* harness(() => "later")
       yield* session.appendAll([turnStart(1), userMessage("hi")])
@@ -54,7 +56,7 @@ describe("synchronous write-through (issue 20)", () => {
       expect(yield* published).toEqual([0, 1])
     }))
 
-  it.scoped("[DEC-11] a failure fails the append; the events stay committed, unpublished, and go out after the next write", () =>
+  it.effect("[DEC-11] a failure fails the append; the events stay committed, unpublished, and go out after the next write", () =>
     Effect.gen(function*() {
       let answer: AppendNow = full
       const { published, session } = yield* harness(() => answer)
@@ -66,7 +68,7 @@ describe("synchronous write-through (issue 20)", () => {
       expect(yield* published).toEqual([0, 1, 2])
     }))
 
-  it.scoped("[S-10] with an observer the effectful path publishes (observers run as effects)", () =>
+  it.effect("[S-10] with an observer the effectful path publishes (observers run as effects)", () =>
     Effect.gen(function*() {
       const { counts, session } = yield* harness(() => "written")
       const observed: Array<number> = []

@@ -23,7 +23,7 @@ describe("Surface", () => {
       expect(folded.replacements).toEqual([{ seq: 4, start: 1, end: 2, shadowedSeqs: [1, 2] }])
       expect(live.replaceGeneration).toBe(1)
       // a failed validation leaves the live surface unchanged
-      yield* Effect.either(s.append(userMessage("x", { surfaceOp: { op: "replace", start: 1, end: 1 }, sourceEventSeqs: [1] })))
+      yield* Effect.result(s.append(userMessage("x", { surfaceOp: { op: "replace", start: 1, end: 1 }, sourceEventSeqs: [1] })))
       expect(yield* s.surface).toBe(live)
     }))
 })

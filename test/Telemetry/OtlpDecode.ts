@@ -9,6 +9,8 @@ export interface DecodedSpan {
   readonly spanId: string
   readonly parentSpanId: string
   readonly attributes: Readonly<Record<string, string | number | boolean>>
+  /** the span's events (OTLP/JSON only) */
+  readonly events?: ReadonlyArray<{ readonly name: string; readonly attributes: Readonly<Record<string, string | number | boolean>> }>
 }
 
 type Field = { readonly field: number; readonly wire: number; readonly value: Buffer | bigint }
@@ -104,13 +106,29 @@ interface JsonAnyValue {
   readonly intValue?: string | number
   readonly doubleValue?: number
   readonly boolValue?: boolean
+  readonly arrayValue?: { readonly values?: ReadonlyArray<JsonAnyValue> }
 }
+
+type JsonAttributes = ReadonlyArray<{ readonly key: string; readonly value: JsonAnyValue }>
 
 interface JsonSpan {
   readonly name: string
   readonly spanId: string
   readonly parentSpanId?: string
-  readonly attributes?: ReadonlyArray<{ readonly key: string; readonly value: JsonAnyValue }>
+  readonly attributes?: JsonAttributes
+  readonly events?: ReadonlyArray<{ readonly name: string; readonly attributes?: JsonAttributes }>
+}
+
+/** A scalar as itself; an array as the JSON text of its scalars. */
+const jsonValue = (v: JsonAnyValue): string | number | boolean => {
+  if (v.arrayValue !== undefined) return JSON.stringify((v.arrayValue.values ?? []).map(jsonValue))
+  return v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.doubleValue ?? v.boolValue ?? ""
+}
+
+const jsonAttributes = (list: JsonAttributes | undefined): Record<string, string | number | boolean> => {
+  const attributes: Record<string, string | number | boolean> = {}
+  for (const a of list ?? []) attributes[a.key] = jsonValue(a.value)
+  return attributes
 }
 
 /** Spans of an OTLP/JSON trace export body. */
@@ -120,15 +138,13 @@ export const jsonSpans = (body: Buffer): Array<DecodedSpan> => {
   }
   return (json.resourceSpans ?? []).flatMap((r) =>
     (r.scopeSpans ?? []).flatMap((s) =>
-      (s.spans ?? []).map((x) => {
-        const attributes: Record<string, string | number | boolean> = {}
-        for (const a of x.attributes ?? []) {
-          const v = a.value
-          attributes[a.key] = v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.doubleValue ??
-            v.boolValue ?? ""
-        }
-        return { name: x.name, spanId: x.spanId, parentSpanId: x.parentSpanId ?? "", attributes }
-      })
+      (s.spans ?? []).map((x) => ({
+        name: x.name,
+        spanId: x.spanId,
+        parentSpanId: x.parentSpanId ?? "",
+        attributes: jsonAttributes(x.attributes),
+        events: (x.events ?? []).map((e) => ({ name: e.name, attributes: jsonAttributes(e.attributes) }))
+      }))
     )
   )
 }

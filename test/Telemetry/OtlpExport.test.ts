@@ -5,40 +5,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { writeFileSync } from "node:fs"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import * as Cli from "../support/Cli.js"
 import * as FakeProvider from "../support/FakeProvider.js"
 import * as OtlpDecode from "./OtlpDecode.js"
-
-interface Received {
-  readonly path: string
-  readonly contentType: string
-  readonly body: Buffer
-}
-
-/** A local OTLP receiver recording every request; closed with the scope. */
-const receiver = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly received: Array<Received>; readonly connections: { readonly count: number } }>((resume) => {
-    const received: Array<Received> = []
-    const connections = { count: 0 }
-    const server = createServer((req, res) => {
-      const parts: Array<Buffer> = []
-      req.on("data", (b: Buffer) => parts.push(b))
-      req.on("end", () => {
-        received.push({ path: req.url ?? "", contentType: String(req.headers["content-type"]), body: Buffer.concat(parts) })
-        res.writeHead(200, { "content-type": "application/json" }).end("{}")
-      })
-    })
-    server.on("connection", () => connections.count++)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, received, connections, server }))
-    })
-  }),
-  (r) => Effect.sync(() => (r as unknown as { server: { close: () => void } }).server.close())
-)
+import { receiver } from "./OtlpReceiver.js"
 
 /** The span tree checks shared by both protocols: names, parents and GenAI attributes. */
 const expectTree = (spans: ReadonlyArray<OtlpDecode.DecodedSpan>) => {
@@ -63,7 +34,7 @@ const expectTree = (spans: ReadonlyArray<OtlpDecode.DecodedSpan>) => {
 const TIMEOUT = 90_000
 
 describe("OTLP export from the CLI (issue 19)", () => {
-  it.scopedLive("OTEL_EXPORTER_OTLP_ENDPOINT set: a DeepSeek run's span tree reaches the receiver (JSON) with a retry; no key in any payload", () =>
+  it.live("OTEL_EXPORTER_OTLP_ENDPOINT set: a DeepSeek run's span tree reaches the receiver (JSON) with a retry; no key in any payload", () =>
     Effect.gen(function*() {
       const otlp = yield* receiver
       const home = yield* Cli.tempDir("harness-otel-home-")
@@ -112,7 +83,7 @@ describe("OTLP export from the CLI (issue 19)", () => {
       expect(everything).not.toContain("\"hello\"")
     }), TIMEOUT)
 
-  it.scopedLive("protobuf (the default protocol): the receiver decodes the same span tree", () =>
+  it.live("protobuf (the default protocol): the receiver decodes the same span tree", () =>
     Effect.gen(function*() {
       const otlp = yield* receiver
       const home = yield* Cli.tempDir("harness-otel-home-")
@@ -126,7 +97,7 @@ describe("OTLP export from the CLI (issue 19)", () => {
       expectTree(traces.flatMap((t) => OtlpDecode.protobufSpans(t.body)))
     }), TIMEOUT)
 
-  it.scopedLive("not set (other OTEL_* variables naming the receiver): no connection is opened, nothing is sent", () =>
+  it.live("not set (other OTEL_* variables naming the receiver): no connection is opened, nothing is sent", () =>
     Effect.gen(function*() {
       const otlp = yield* receiver
       const home = yield* Cli.tempDir("harness-otel-home-")

@@ -24,7 +24,7 @@ import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { spawnSync } from "node:child_process"
 import { chmodSync, chownSync } from "node:fs"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as IdEncoding from "../../src/Session/persistence/IdEncoding.js"
 import * as Jsonl from "../../src/Session/persistence/Jsonl.js"
 import * as Records from "../../src/Session/persistence/Records.js"
@@ -43,8 +43,8 @@ const writeBigLog = (home: string, cwd: string, id: string, mib: number): Effect
     const dir = join(home, "sessions", Jsonl.bucketOf(cwd))
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     const encoded = IdEncoding.encode(id)
-    if (Either.isLeft(encoded)) throw new Error(`cannot encode ${id}`)
-    const file = join(dir, `${encoded.right}.jsonl`)
+    if (Result.isFailure(encoded)) throw new Error(`cannot encode ${id}`)
+    const file = join(dir, `${encoded.success}.jsonl`)
     const mebibyte = "y".repeat(1024 * 1024)
     const b = new LogBuilder(Date.now() - 60_000)
     b.turnStart(0).user("the big one").requestHeader().stepStart(0, 1)
@@ -80,7 +80,7 @@ const frame = (content: string): string =>
  * the client reads). `sent()` is the bytes written so far, `closed()` whether the client went away.
  */
 const foreverServer = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly server: Http.Server; readonly sent: () => number; readonly closed: () => boolean }>(
+  Effect.callback<{ readonly url: string; readonly server: Http.Server; readonly sent: () => number; readonly closed: () => boolean }>(
     (resume) => {
       let sent = 0
       let closed = false
@@ -112,14 +112,14 @@ const foreverServer = Effect.acquireRelease(
     }
   ),
   ({ server }) =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       server.closeAllConnections()
       server.close(() => resume(Effect.void))
     })
 )
 
 describe("attack: bounded everything (issue 26)", () => {
-  it.scopedLive(
+  it.live(
     "a model that streams forever is cut at the default 8 MiB: OUTPUT_LIMIT finish in the log, request dropped, exit 5",
     () =>
       Effect.gen(function*() {
@@ -156,7 +156,7 @@ describe("attack: bounded everything (issue 26)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     `a session log of ${STRESS ? "600 MB (past V8's string limit)" : "12 MB (EFFECT_HARNESS_STRESS=1: 600 MB)"} stays listable, showable and resumable`,
     () =>
       Effect.gen(function*() {
@@ -187,7 +187,7 @@ describe("attack: bounded everything (issue 26)", () => {
     STRESS ? 300_000 : TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "read of a 100 MB one-line file: the CLI answers SIGINT within a second",
     () =>
       Effect.gen(function*() {
@@ -226,7 +226,7 @@ describe("attack: bounded everything (issue 26)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "an MCP result over the stdio transport's 10 MiB limit is an error result of that call; the server stays usable",
     () =>
       Effect.gen(function*() {
@@ -287,7 +287,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "a read-only SQLite database is listable; a writer gets a clear error",
     () =>
       Effect.gen(function*() {

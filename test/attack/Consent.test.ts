@@ -40,7 +40,7 @@ const modeOf = (path: string) => statSync(path).mode & 0o777
 
 /** Runs `line` in a real pseudo-terminal (util-linux `script`), answering the first `[y/N]` with `answer`. */
 const inPty = (ws: string, home: string, line: string, answer: string | undefined) =>
-  Effect.async<{ readonly text: string; readonly code: number | null }>((resume) => {
+  Effect.callback<{ readonly text: string; readonly code: number | null }>((resume) => {
     const child = spawn("script", ["-qfec", line, "/dev/null"], { cwd: ws, env: { ...Cli.cleanEnv(home), COLUMNS: "200", LINES: "50" } })
     let text = ""
     let answered = false
@@ -61,7 +61,7 @@ const inPty = (ws: string, home: string, line: string, answer: string | undefine
   })
 
 describe("attack: consent for workspace configuration (issue 26)", () => {
-  it.scopedLive("hostile .claude/settings.json hooks: a plain run never runs them and says so in one line; --yes does not; --trust-workspace does; a changed script skips again", () =>
+  it.live("hostile .claude/settings.json hooks: a plain run never runs them and says so in one line; --yes does not; --trust-workspace does; a changed script skips again", () =>
     Effect.gen(function*() {
       const { home, ws } = yield* setup
       markerHook(ws, "PWNED")
@@ -99,7 +99,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(skippedLines(changed.stderr)).toHaveLength(1)
     }), 120_000)
 
-  it.scopedLive("an approved hook whose script a tool call rewrites in the same run does not run the new script", () =>
+  it.live("an approved hook whose script a tool call rewrites in the same run does not run the new script", () =>
     Effect.gen(function*() {
       const { home, ws } = yield* setup
       put(join(ws, "scripts/h.sh"), "#!/bin/sh\ntrue\n", 0o755)
@@ -119,7 +119,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(run.stderr).toContain("changed since the workspace was approved")
     }), 120_000)
 
-  it.scopedLive("the approval covers scripts named after a cd, by a bare name, through $PWD, and large ones whole", () =>
+  it.live("the approval covers scripts named after a cd, by a bare name, through $PWD, and large ones whole", () =>
     Effect.gen(function*() {
       const { home, ws } = yield* setup
       const big = Buffer.alloc(65 * 1024 * 1024, 0x23)
@@ -155,7 +155,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(skippedLines(run.stderr)).toHaveLength(1)
     }), 120_000)
 
-  it.scopedLive("`\"$CLAUDE_PROJECT_DIR\"/…` scripts, .codex/hooks.json and .effect-harness/settings.local.json hooks are held the same way", () =>
+  it.live("`\"$CLAUDE_PROJECT_DIR\"/…` scripts, .codex/hooks.json and .effect-harness/settings.local.json hooks are held the same way", () =>
     Effect.gen(function*() {
       const { home, ws } = yield* setup
       markerHook(ws, "CODEX")
@@ -182,7 +182,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(skippedLines(changed.stderr)).toHaveLength(1)
     }), 120_000)
 
-  it.scopedLive("a repository's allow: [\"Bash\"] is not applied unapproved; its defaultMode bypassPermissions is never applied", () =>
+  it.live("a repository's allow: [\"Bash\"] is not applied unapproved; its defaultMode bypassPermissions is never applied", () =>
     Effect.gen(function*() {
       const { home, ws } = yield* setup
       put(join(ws, "script.json"), JSON.stringify({
@@ -208,7 +208,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       }
     }), 120_000)
 
-  it.scopedLive("approved project hooks run without GITHUB_TOKEN or cloud credentials; the user's own hooks keep them", () =>
+  it.live("approved project hooks run without GITHUB_TOKEN or cloud credentials; the user's own hooks keep them", () =>
     Effect.gen(function*() {
       const { home, ws } = yield* setup
       markerHook(ws, "PROJECT")
@@ -224,7 +224,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(readFileSync(join(ws, "USER.env"), "utf8")).toContain("GITHUB_TOKEN=ghp_consentTestToken123")
     }), 120_000)
 
-  it.scopedLive("a project MCP server `node ./srv.js` is not started unapproved; rewriting srv.js invalidates its approval", () =>
+  it.live("a project MCP server `node ./srv.js` is not started unapproved; rewriting srv.js invalidates its approval", () =>
     Effect.gen(function*() {
       const { home, ws } = yield* setup
       const server = (marker: string) =>
@@ -269,7 +269,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(skippedLines(run.stderr)).toHaveLength(1)
     }), 120_000)
 
-  it.scopedLive("the harness's files are private (0700 / 0600); an approvals file others can write is ignored", () =>
+  it.live("the harness's files are private (0700 / 0600); an approvals file others can write is ignored", () =>
     Effect.gen(function*() {
       const root = yield* Cli.tempDir("consent-modes-")
       const home = join(root, "data", "harness")
@@ -295,7 +295,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(skippedLines(loose.stderr)).toHaveLength(1)
     }), 120_000)
 
-  it.scopedLive("a workspace that is or contains the home directory, or /, is refused with exit 2 unless --allow-home-workspace", () =>
+  it.live("a workspace that is or contains the home directory, or /, is refused with exit 2 unless --allow-home-workspace", () =>
     Effect.gen(function*() {
       const root = yield* Cli.tempDir("consent-homews-")
       const fakeHome = join(root, "home", "user")
@@ -312,7 +312,7 @@ describe("attack: consent for workspace configuration (issue 26)", () => {
       expect(allowed.code, allowed.stderr).toBe(0)
     }), 120_000)
 
-  it.scopedLive.skipIf(!hasScript)("on a terminal the question shows what would run and grant; n leaves it out, y runs it and remembers", () =>
+  it.live.skipIf(!hasScript)("on a terminal the question shows what would run and grant; n leaves it out, y runs it and remembers", () =>
     Effect.gen(function*() {
       const cli = yield* Cli.bundle
       const root = yield* Cli.tempDir("consent-pty-")

@@ -29,7 +29,7 @@ const FILES = [
 ]
 
 describe.skipIf(!available)("attack: agent and tool credential files from the sandbox", () => {
-  it.scopedLive("~/.claude/.credentials.json, ~/.codex/auth.json and other token files are unreadable", () =>
+  it.live("~/.claude/.credentials.json, ~/.codex/auth.json and other token files are unreadable", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const home = yield* Effect.acquireRelease(

@@ -46,7 +46,7 @@ const cases = [
 
 describe("attack: git fsmonitor and hooks under an allowed git command (issue 26, item 6)", () => {
   for (const c of cases) {
-    it.scopedLive.skipIf(c.skip)(`${c.name}: git status / commit never run .git/config's fsmonitor or .git/hooks`, () =>
+    it.live.skipIf(c.skip)(`${c.name}: git status / commit never run .git/config's fsmonitor or .git/hooks`, () =>
       withWorkspace((root) =>
         Effect.gen(function*() {
           arm(root)
@@ -79,7 +79,7 @@ const userGitRuns = (root: string): boolean => {
 describe("attack: persistence through git's own files from the sandbox (issue 26, red team)", () => {
   const plant = (root: string) =>
     `printf '#!/bin/sh\\ntouch ${join(root, "PLANTED-RAN")}\\n' > planted.sh; chmod +x planted.sh; `
-  it.scopedLive.skipIf(!available)("a command cannot point .git/commondir at a planted git directory", () =>
+  it.live.skipIf(!available)("a command cannot point .git/commondir at a planted git directory", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         execFileSync("git", ["init", "-q", root])
@@ -92,7 +92,7 @@ describe("attack: persistence through git's own files from the sandbox (issue 26
         expect(userGitRuns(root)).toBe(false)
       })
     ))
-  it.scopedLive.skipIf(!available)("a command cannot rename .git and put a fresh one with hooks in its place", () =>
+  it.live.skipIf(!available)("a command cannot rename .git and put a fresh one with hooks in its place", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         execFileSync("git", ["init", "-q", root])
@@ -104,7 +104,7 @@ describe("attack: persistence through git's own files from the sandbox (issue 26
         expect(userGitRuns(root)).toBe(false)
       })
     ))
-  it.scopedLive.skipIf(!available)("a core.hooksPath inside the workspace (husky) is read-only to commands", () =>
+  it.live.skipIf(!available)("a core.hooksPath inside the workspace (husky) is read-only to commands", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         execFileSync("git", ["init", "-q", root])

@@ -18,7 +18,7 @@ const OPENAI_KEY = `sk-secret-openai-${Math.random().toString(36).slice(2)}`
 const answer = () => FakeProvider.sse(Wire.text("openai-compatible", "hello from the gateway", { input: 3, output: 4, cacheRead: 0 }))
 
 describe("attack: provider keys (issue 26)", () => {
-  it.scopedLive("[issue 26] openai-compatible never sends OPENAI_API_KEY; it sends OPENAI_COMPATIBLE_API_KEY or the --api-key-env variable", () =>
+  it.live("[issue 26] openai-compatible never sends OPENAI_API_KEY; it sends OPENAI_COMPATIBLE_API_KEY or the --api-key-env variable", () =>
     Effect.gen(function*() {
       const home = yield* Cli.tempDir("attack-keys-home-")
       const work = yield* Cli.tempDir("attack-keys-ws-")
@@ -51,7 +51,7 @@ describe("attack: provider keys (issue 26)", () => {
       expect(requests[2]?.headers["authorization"]).toBe("Bearer sk-my-gateway")
     }), 90_000)
 
-  it.scopedLive("[issue 26] --provider openai --base-url <elsewhere> is refused in one line before any request", () =>
+  it.live("[issue 26] --provider openai --base-url <elsewhere> is refused in one line before any request", () =>
     Effect.gen(function*() {
       const home = yield* Cli.tempDir("attack-keys-home-")
       const work = yield* Cli.tempDir("attack-keys-ws-")

@@ -12,7 +12,7 @@ import { join } from "node:path"
 import * as Cli from "../support/Cli.js"
 
 const endlessServer = Effect.acquireRelease(
-  Effect.async<Http.Server>((resume) => {
+  Effect.callback<Http.Server>((resume) => {
     const server = Http.createServer((_, res) => {
       res.writeHead(200, { "content-type": "application/json" })
       res.write("{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"x\":\"")
@@ -26,14 +26,14 @@ const endlessServer = Effect.acquireRelease(
     server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
   }),
   (server) =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       server.closeAllConnections()
       server.close(() => resume(Effect.void))
     })
 )
 
 describe("attack: MCP over HTTP is bounded (issue 26)", () => {
-  it.scopedLive("a streamable HTTP server answering with a body that never ends fails at the message limit, quickly", () =>
+  it.live("a streamable HTTP server answering with a body that never ends fails at the message limit, quickly", () =>
     Effect.gen(function*() {
       const server = yield* endlessServer
       const port = (server.address() as AddressInfo).port

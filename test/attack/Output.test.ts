@@ -23,7 +23,7 @@ const PAYLOAD = "\u001b]52;c;cHduZWQ=\u0007 \u001b]0;PWNED-TITLE\u0007 \u001b[2J
 const SHOWN = "\\x1b]52;c;cHduZWQ=\\x07 \\x1b]0;PWNED-TITLE\\x07 \\x1b[2J \\u202eREVERSED\\u202c"
 
 describe("attack: clean terminal output (issue 26)", () => {
-  it.scopedLive.skipIf(!hasTmux)(
+  it.live.skipIf(!hasTmux)(
     "[issue 26] run and chat on a terminal: OSC 52, OSC 0, clear screen and bidi override from the model and a tool are shown inert; title and clipboard unchanged",
     () =>
       Effect.gen(function*() {

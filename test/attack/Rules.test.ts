@@ -64,7 +64,7 @@ const attack = (work: string, calls: ReadonlyArray<Call>, flags: ReadonlyArray<s
 
 
 describe("attack: permission rules against shell spellings, redirections, modes and links (issue 26)", () => {
-  it.scopedLive(
+  it.live(
     `[issue 26] under --yes --disallowed-tools "bash(rm:*)", none of ${RM_SPELLINGS.length} spellings of rm deletes the file`,
     () =>
       Effect.gen(function*() {
@@ -81,7 +81,7 @@ describe("attack: permission rules against shell spellings, redirections, modes 
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 26] an allow rule Bash(echo:*) does not cover `echo … > .claude/settings.json` or any writing redirection",
     () =>
       Effect.gen(function*() {
@@ -102,7 +102,7 @@ describe("attack: permission rules against shell spellings, redirections, modes 
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 26] --permission-mode acceptEdits: write .claude/settings.json and .git/hooks/pre-commit are refused",
     () =>
       Effect.gen(function*() {
@@ -122,7 +122,7 @@ describe("attack: permission rules against shell spellings, redirections, modes 
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 26] --yes (even with --permission-mode bypassPermissions): write .mcp.json is refused",
     () =>
       Effect.gen(function*() {
@@ -137,7 +137,7 @@ describe("attack: permission rules against shell spellings, redirections, modes 
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 26] Edit(src/**) does not allow a write through a symlink out of src/ (src/cfg -> ../.claude, src/out -> ../lib)",
     () =>
       Effect.gen(function*() {
@@ -161,7 +161,7 @@ describe("attack: permission rules against shell spellings, redirections, modes 
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 26] Read(./secrets/**) denied: read, ls, glob and grep (with and without a path, through docs -> secrets) never show it",
     () =>
       Effect.gen(function*() {
@@ -191,7 +191,7 @@ describe("attack: permission rules against shell spellings, redirections, modes 
     TIMEOUT
   )
 
-  it.scopedLive.skipIf(!scriptAvailable)(
+  it.live.skipIf(!scriptAvailable)(
     "[issue 26] at a terminal, --yes still asks a person about an unknowable command under a deny rule and about .mcp.json, without \"always\"",
     () =>
       Effect.gen(function*() {
@@ -203,7 +203,7 @@ describe("attack: permission rules against shell spellings, redirections, modes 
         writeFileSync(scriptFile, script([bash("eval rm x"), { name: "write", args: { file_path: ".mcp.json", content: "{}" } }]))
         const command = `${quote(process.execPath)} ${quote(bundle)} run --yes --disallowed-tools ${quote("bash(rm:*)")} ` +
           `--script ${quote(scriptFile)} go`
-        const output = yield* Effect.async<string>((resume) => {
+        const output = yield* Effect.callback<string>((resume) => {
           const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: work, env: Cli.cleanEnv(home) })
           let text = ""
           let answered = 0

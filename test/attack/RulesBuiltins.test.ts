@@ -69,7 +69,7 @@ const attack = (command: string, flags: ReadonlyArray<string>) =>
   })
 
 describe("attack: rm hidden behind builtins and wrapper options (red team, issue 26)", () => {
-  it.scopedLive(
+  it.live(
     `under --yes --disallowed-tools "bash(rm:*)", none of ${BUILTIN_RM_SPELLINGS.length} builtin spellings of rm deletes the file`,
     () =>
       Effect.gen(function*() {
@@ -83,7 +83,7 @@ describe("attack: rm hidden behind builtins and wrapper options (red team, issue
     TIMEOUT * 2
   )
 
-  it.scopedLive(
+  it.live(
     "an allow rule Bash(echo:*) does not cover `${v@P}` or `$((v))` expansions that run a command",
     () =>
       Effect.gen(function*() {

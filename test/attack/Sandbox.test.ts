@@ -6,7 +6,7 @@
  * directory, a symlinked `~/.gnupg`, the passwd home, every hidden path), and the harness's memory.
  * Skipped with one notice where bubblewrap cannot run.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFileSync, spawnSync } from "node:child_process"
@@ -60,7 +60,7 @@ const tmpDir = (label: string) =>
 /** a path-socket listener counting connections */
 const socketListener = (path: string) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: Net.Server; connections: number }>((resume) => {
+    Effect.callback<{ readonly server: Net.Server; connections: number }>((resume) => {
       const state = { server: Net.createServer((socket) => {
         state.connections += 1
         socket.on("error", () => socket.destroy())
@@ -68,7 +68,7 @@ const socketListener = (path: string) =>
       }), connections: 0 }
       state.server.listen(path, () => resume(Effect.succeed(state)))
     }),
-    (state) => Effect.async<void>((resume) => void state.server.close(() => resume(Effect.void)))
+    (state) => Effect.callback<void>((resume) => void state.server.close(() => resume(Effect.void)))
   )
 
 const write = (path: string, content: string) => {
@@ -80,7 +80,7 @@ const connectWithPython = (path: string) =>
   `/usr/bin/python3 -c "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n  s.connect('${path}'); print('CONNECTED')\nexcept OSError as e:\n  print('refused', e)"`
 
 describe.skipIf(!available)("attack: host Unix sockets from the sandbox (issue 26, item 1)", () => {
-  it.scopedLive("a listener in the host /tmp and one in $XDG_RUNTIME_DIR see no connection; TMPDIR is private", () =>
+  it.live("a listener in the host /tmp and one in $XDG_RUNTIME_DIR see no connection; TMPDIR is private", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const tmp = yield* tmpDir("sock")
@@ -101,7 +101,7 @@ describe.skipIf(!available)("attack: host Unix sockets from the sandbox (issue 2
       })
     ))
 
-  it.scopedLive.skipIf(spawnSync("tmux", ["-V"]).status !== 0)(
+  it.live.skipIf(spawnSync("tmux", ["-V"]).status !== 0)(
     "the user's tmux server in /tmp cannot be told to type a command",
     () =>
       withWorkspace((root) =>
@@ -140,7 +140,7 @@ const plantings: ReadonlyArray<{ readonly path: string; readonly plant: string }
 const evasions = "mv .claude .claude-old; rm -rf .codex; mv .mcp.json x.json; rm -rf .git/hooks; ln -sf /tmp .effect-harness/x"
 
 describe.skipIf(!available)("attack: planting the harness's configuration from bash (issue 26, item 2)", () => {
-  it.scopedLive("existing protected paths stay unchanged", () =>
+  it.live("existing protected paths stay unchanged", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         for (const { path } of plantings) write(join(root, path), "ORIGINAL\n")
@@ -153,7 +153,7 @@ describe.skipIf(!available)("attack: planting the harness's configuration from b
       })
     ))
 
-  it.scopedLive("absent protected paths cannot be created, and the tree is left as it was", () =>
+  it.live("absent protected paths cannot be created, and the tree is left as it was", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         mkdirSync(join(root, ".git"))
@@ -168,7 +168,7 @@ describe.skipIf(!available)("attack: planting the harness's configuration from b
       })
     ))
 
-  it.scopedLive("an ordinary workspace write still works next to them", () =>
+  it.live("an ordinary workspace write still works next to them", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* Bash.runWith(options())({ command: "mkdir -p src && echo ok > src/a.txt && echo ok > .claude.txt" })
@@ -181,7 +181,7 @@ describe.skipIf(!available)("attack: planting the harness's configuration from b
 const SECRET = `SECRET-${rand()}`
 
 describe.skipIf(!available)("attack: credential hiding that holds (issue 26, item 4)", () => {
-  it.scopedLive("workspace at a fake $HOME: ~/.ssh/id_rsa unreadable; start-up files and authorized_keys not writable", () =>
+  it.live("workspace at a fake $HOME: ~/.ssh/id_rsa unreadable; start-up files and authorized_keys not writable", () =>
     Effect.gen(function*() {
       const home = yield* outsideDir("home")
       write(join(home, ".ssh/id_rsa"), `${SECRET}\n`)
@@ -199,7 +199,7 @@ describe.skipIf(!available)("attack: credential hiding that holds (issue 26, ite
       expect(readFileSync(join(home, "work.txt"), "utf8")).toBe("ok\n")
     }))
 
-  it.scopedLive("$HOME inside the temp directory: its credentials are unreadable", () =>
+  it.live("$HOME inside the temp directory: its credentials are unreadable", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const home = yield* tmpDir("home")
@@ -212,7 +212,7 @@ describe.skipIf(!available)("attack: credential hiding that holds (issue 26, ite
       })
     ))
 
-  it.scopedLive("a symlinked ~/.gnupg and ~/.kube: the link targets are hidden too", () =>
+  it.live("a symlinked ~/.gnupg and ~/.kube: the link targets are hidden too", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const home = yield* outsideDir("home")
@@ -230,7 +230,7 @@ describe.skipIf(!available)("attack: credential hiding that holds (issue 26, ite
       })
     ))
 
-  it.scopedLive("the passwd home is hidden too when $HOME differs", () =>
+  it.live("the passwd home is hidden too when $HOME differs", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const home = yield* outsideDir("home")
@@ -244,7 +244,7 @@ describe.skipIf(!available)("attack: credential hiding that holds (issue 26, ite
       })
     ))
 
-  it.scopedLive("every hidden credential path is unreadable", () =>
+  it.live("every hidden credential path is unreadable", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const home = yield* outsideDir("home")
@@ -267,7 +267,7 @@ describe.skipIf(!available)("attack: credential hiding that holds (issue 26, ite
 })
 
 describe.skipIf(!available)("attack: the harness's memory from the sandbox (issue 26, item 5)", () => {
-  it.scopedLive("the harness process is not visible: no /proc/<pid>/mem or maps to read", () =>
+  it.live("the harness process is not visible: no /proc/<pid>/mem or maps to read", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const text = textOf(
@@ -287,4 +287,4 @@ const withWorkspaceAt = (root: string, opts: Bash.Options) => (params: Bash.Para
   Effect.gen(function*() {
     const ws = yield* Workspace.make(root)
     return yield* Bash.runWith(opts)(params).pipe(Effect.provideService(Workspace.Workspace, ws))
-  }).pipe(Effect.provide(NodeContext.layer))
+  }).pipe(Effect.provide(NodeServices.layer))

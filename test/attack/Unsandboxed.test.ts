@@ -39,7 +39,7 @@ const killRecorded = (file: string, group: boolean) =>
   )
 
 describe("attack: unsandboxed commands (issue 26, items 5 and 7)", () => {
-  it.scopedLive("core dumps are off and the command cannot turn them back on", () =>
+  it.live("core dumps are off and the command cannot turn them back on", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const text = textOf(
@@ -53,7 +53,7 @@ describe("attack: unsandboxed commands (issue 26, items 5 and 7)", () => {
       })
     ))
 
-  it.scopedLive("SIGKILL of the harness kills the running command and what it started", () =>
+  it.live("SIGKILL of the harness kills the running command and what it started", () =>
     Effect.gen(function*() {
       const home = yield* Cli.tempDir("harness-attack-home-")
       const work = yield* Cli.tempDir("harness-attack-ws-")
@@ -74,7 +74,7 @@ describe("attack: unsandboxed commands (issue 26, items 5 and 7)", () => {
       expect(yield* ProcessGroup.awaitGone(pgid, 3000)).toBe(true)
     }), TIMEOUT)
 
-  it.scopedLive("SIGTERM does not wait for a detached child that keeps the output pipe open", () =>
+  it.live("SIGTERM does not wait for a detached child that keeps the output pipe open", () =>
     Effect.gen(function*() {
       const home = yield* Cli.tempDir("harness-attack-home-")
       const work = yield* Cli.tempDir("harness-attack-ws-")
@@ -99,7 +99,7 @@ describe("attack: unsandboxed commands (issue 26, items 5 and 7)", () => {
       expect(Date.now() - sent).toBeLessThan(8_000)
     }), TIMEOUT)
 
-  it.scopedLive("the harness keeps its memory out of core dumps (coredump_filter 0)", () =>
+  it.live("the harness keeps its memory out of core dumps (coredump_filter 0)", () =>
     Effect.gen(function*() {
       const home = yield* Cli.tempDir("harness-attack-home-")
       const work = yield* Cli.tempDir("harness-attack-ws-")

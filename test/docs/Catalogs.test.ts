@@ -32,10 +32,10 @@ describe("error-code catalog (issue 18)", () => {
       [
         "/** First. More. */",
         'export class A extends Schema.TaggedError<A>()("A", {',
-        '  code: Schema.Literal("AUTH", "SERVER"),',
+        '  code: Schema.Literals(["AUTH", "SERVER"]),',
         "  message: Schema.String",
         "}) {}",
-        'export const BCode = Schema.Literal("NOT_FOUND", "NO_MATCH")',
+        'export const BCode = Schema.Literals(["NOT_FOUND", "NO_MATCH"])',
         "/** Second. */",
         'export class B extends Schema.TaggedError<B>()("B", {',
         "  code: BCode,",

@@ -55,14 +55,14 @@
  *
  * @since 0.1.0
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -428,7 +428,7 @@ const canonicalCode = /^[A-Z][A-Z0-9_]*$/
 /** The ONE consumer of C-4: the failure code of a run on either path (`undefined`: no failure). */
 export const failureCode = (run: Run): string | undefined => {
   if (Exit.isFailure(run.exit)) {
-    const error = Cause.failureOption(run.exit.cause)
+    const error = Cause.findErrorOption(run.exit.cause)
     return Option.isSome(error) ? error.value.code : "DEFECT"
   }
   const last = run.chunks.at(-1)
@@ -459,7 +459,7 @@ export const checkInBand = (run: Run, code: string): void => {
  */
 export const checkStreamFailure = (run: Run, code: string, message?: string): void => {
   expect(Exit.isFailure(run.exit), "[C-4] the stream fails").toBe(true)
-  const failure = Exit.isFailure(run.exit) ? Cause.failureOption(run.exit.cause) : Option.none()
+  const failure = Exit.isFailure(run.exit) ? Cause.findErrorOption(run.exit.cause) : Option.none()
   expect(
     Option.isSome(failure),
     `[C-4] the failure is a typed error in the error channel; got ${describeExit(run.exit)}`
@@ -509,21 +509,29 @@ export const checkAttribution = (
 export const checkClosed = (
   fake: FakeProvider.FakeProvider,
   i: number,
-  within: Duration.DurationInput = "5 seconds"
+  within: Duration.Input = "5 seconds"
 ): Effect.Effect<void> =>
   fake.awaitClose(i).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: within,
-      onTimeout: () =>
-        new Error(`[C-8] the server did not see request ${i}'s connection close within ${Duration.format(within)}`)
+      orElse: () =>
+        Effect.fail(
+          new Error(`[C-8] the server did not see request ${i}'s connection close within ${Duration.format(Duration.fromInputUnsafe(within))}`)
+        )
     }),
     Effect.orDie,
     Effect.map((closed) => void expect(closed, `[C-8] request ${i} closed while its response was unfinished`).toEqual({ early: true }))
   )
 
+/**
+ * Interrupts a fiber and returns its exit (Effect 4's `Fiber.interrupt` returns nothing).
+ */
+export const interruptExit = <A, E>(fiber: Fiber.Fiber<A, E>): Effect.Effect<Exit.Exit<A, E>> =>
+  Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber))
+
 /** C-8 / DEC-1: the consumer was interrupted, and no `finish` was emitted. */
 export const checkInterrupted = (run: Run): void => {
-  expect(Exit.isInterrupted(run.exit), `[C-8] the consumer ends interrupted; got ${describeExit(run.exit)}`).toBe(true)
+  expect(Exit.hasInterrupts(run.exit), `[C-8] the consumer ends interrupted; got ${describeExit(run.exit)}`).toBe(true)
   expect(run.chunks.some((c) => c.type === "finish"), "[C-8] no finish before the interruption").toBe(false)
 }
 
@@ -540,14 +548,14 @@ export const interruptAfterFirstDelta = (
     const fiber = yield* stream.pipe(
       Stream.runForEach((c) =>
         Effect.sync(() => void chunks.push(c)).pipe(
-          Effect.zipRight(c.type === "text-delta" ? Deferred.succeed(started, undefined) : Effect.void)
+          Effect.andThen(c.type === "text-delta" ? Deferred.succeed(started, undefined) : Effect.void)
         )
       ),
       Effect.ensuring(Deferred.succeed(started, undefined)),
-      Effect.fork
+      Effect.forkChild
     )
     yield* Deferred.await(started)
-    const exit = yield* Fiber.interrupt(fiber)
+    const exit = yield* interruptExit(fiber)
     return { chunks, exit }
   })
 
@@ -616,7 +624,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
       ...(runs("unknown-events") ? [["unknown events", scenarios.unknownEvents] as [string, Scenario]] : [])
     ]
 
-    it.scopedLive(
+    it.live(
       `[C-2] usage (when present) follows the blocks and precedes finish; one finish, last; nothing after it (${
         successful.map(([n]) => n).join(", ")
       })`,
@@ -632,7 +640,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[C-1] indexes in first-seen order, one authoritative block-end per block, deltas agree with it (every successful scenario)",
       () =>
         live(Effect.gen(function*() {
@@ -640,7 +648,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[C-3] tool-call arguments are the raw JSON text byte-for-byte (escaped quotes, \\u escapes, unicode, number spelling)",
       () =>
         live(Effect.gen(function*() {
@@ -650,7 +658,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[A-1..A-9] every scenario assembled through BlockAssembler.sink matches its expectation",
       () =>
         live(Effect.gen(function*() {
@@ -668,7 +676,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       `[C-4] in-band failure: the stream completes with finish {kind: "error", code: ${harness.inBandError.code}}, partial content kept`,
       () =>
         live(Effect.gen(function*() {
@@ -680,7 +688,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[C-4, E-2, E-3] stream failure: 401 → typed ProviderError AUTH, generic 400 → INVALID_REQUEST, message from the body, no chunk",
       () =>
         live(Effect.gen(function*() {
@@ -689,7 +697,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[C-5, E-4] context overflow is CONTEXT_WINDOW_EXCEEDED on both paths (HTTP 400 and in-band), read by one consumer",
       () =>
         live(Effect.gen(function*() {
@@ -701,7 +709,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         }))
     )
 
-    it.scopedLive(
+    it.live(
       "[E-2, C-4, E-6] in-band provider error matrix (rate limit, server, overloaded, invalid request, unknown code) x (first event, mid-stream): one canonical vocabulary, the same retry decision",
       () =>
         live(Effect.gen(function*() {
@@ -713,7 +721,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
             // first event: a typed stream failure, no chunk, the raw code kept
             const failed = yield* play(first)
             checkStreamFailure(failed, code)
-            const error = Exit.isFailure(failed.exit) ? Option.getOrUndefined(Cause.failureOption(failed.exit.cause)) : undefined
+            const error = Exit.isFailure(failed.exit) ? Option.getOrUndefined(Cause.findErrorOption(failed.exit.cause)) : undefined
             expect(error !== undefined && LlmError.isRetryable(error), `${kind}: retryable before the first chunk`).toBe(inBandRetryable[kind])
             expect(error?._tag === "ProviderError" ? error.providerCode : undefined, `${kind}: raw provider code kept`).toBeDefined()
             // through the Llm service: retried exactly when retryable (the next reply is a text answer)
@@ -722,8 +730,8 @@ export const adapterContract = (name: string, harness: Harness): void => {
             yield* llm.register([harness.provider], adapter)
             const viaLlm = yield* collect(
               llm.stream(req).pipe(
-                Stream.provideService(Retry.Policy, Either.getOrThrow(Retry.policy({ maxAttempts: 2, baseDelay: "1 millis", jitter: 0 }))),
-                Stream.catchAll((e) => e._tag === "MiddlewareError" ? Stream.die(e) : Stream.fail(e))
+                Stream.provideService(Retry.Policy, Result.getOrThrow(Retry.policy({ maxAttempts: 2, baseDelay: "1 millis", jitter: 0 }))),
+                Stream.catch((e) => e._tag === "MiddlewareError" ? Stream.die(e) : Stream.fail(e))
               )
             )
             expect(Exit.isSuccess(viaLlm.exit), `${kind}: the Llm retried it`).toBe(inBandRetryable[kind])
@@ -741,7 +749,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
     )
 
     if (isWire && runs("attribution")) {
-      it.scopedLive(
+      it.live(
         "AC-5 [C-6] the attribution user-agent is on the wire of every request, wins over a deployment header; no provider attribution headers",
         () =>
           live(Effect.gen(function*() {
@@ -761,7 +769,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
     }
 
     if (runs("unknown-events")) {
-      it.scopedLive("[P-4, DEC-5] unknown provider events are skipped, not fatal: the result equals the plain text answer", () =>
+      it.live("[P-4, DEC-5] unknown provider events are skipped, not fatal: the result equals the plain text answer", () =>
         live(Effect.gen(function*() {
           const run = yield* play(scenarios.unknownEvents)
           checkTerminal(run)
@@ -771,7 +779,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
         })))
     }
 
-    it.scopedLive("[C-8, DEC-1] interrupting the consumer mid-stream ends the stream interrupted, without a finish", () =>
+    it.live("[C-8, DEC-1] interrupting the consumer mid-stream ends the stream interrupted, without a finish", () =>
       live(Effect.gen(function*() {
         const { adapter } = yield* rig(harness, [scenarios.stallMidStream])
         const run = yield* interruptAfterFirstDelta(adapter.stream(req))
@@ -780,7 +788,7 @@ export const adapterContract = (name: string, harness: Harness): void => {
       })))
 
     if (isWire && runs("connection-close")) {
-      it.scopedLive(
+      it.live(
         "[C-8, DEC-1] stopping early, interrupting mid-body and interrupting before headers close the connection (the server sees it)",
         () =>
           live(Effect.gen(function*() {
@@ -798,9 +806,9 @@ export const adapterContract = (name: string, harness: Harness): void => {
             checkInterrupted(yield* interruptAfterFirstDelta(adapter.stream(req)))
             yield* checkClosed(server, 1)
             // interrupted while waiting for the response headers
-            const fiber = yield* Effect.fork(collect(adapter.stream(req)))
+            const fiber = yield* Effect.forkChild(collect(adapter.stream(req)))
             yield* server.awaitRequests(3)
-            expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+            expect(Exit.hasInterrupts(yield* interruptExit(fiber))).toBe(true)
             yield* checkClosed(server, 2)
           }))
       )

@@ -1,6 +1,7 @@
 /**
  * Bundles a child-process script of the persistence tests (crash matrix, readers, resources) into one CommonJS
- * file that a plain `node` can run, with the SQLite native addon left external.
+ * file that a plain `node` can run (the SQLite backend runs on Node's built-in `node:sqlite`: nothing is left
+ * external).
  */
 import * as esbuild from "esbuild"
 
@@ -11,8 +12,7 @@ export const bundleChild = (entry: string, outfile: string): Promise<unknown> =>
     bundle: true,
     platform: "node",
     format: "cjs",
-    target: "node20",
+    target: "node22",
     outfile,
-    external: ["better-sqlite3"],
     logLevel: "silent"
   })

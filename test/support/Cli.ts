@@ -4,7 +4,7 @@
  *
  * Build once: {@link bundle} builds `src/Cli/main.ts` with the same esbuild options as the
  * `bundle` script into `.tmp/cli-e2e/<hash of src/ and package.json>/harness.mjs` (inside the
- * repository, so the external `better-sqlite3` resolves from `node_modules`). A bundle for the
+ * repository, like the package's own bundle). A bundle for the
  * same sources is reused across test files and runs; concurrent workers building the same hash
  * wait on a lock directory instead of building twice; bundles of other sources older than 6 hours
  * are pruned. `dist-bundle/` is never touched (others may be rebuilding it while the tests run).
@@ -15,10 +15,10 @@
  * still running when its Scope closes is killed with SIGKILL; a child running longer than
  * `timeoutMs` (default 45 s) is killed too, and its result says so.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as esbuild from "esbuild"
 import { spawn } from "node:child_process"
@@ -83,9 +83,8 @@ export const bundleOptions = (outfile: string): esbuild.BuildOptions => ({
   bundle: true,
   platform: "node",
   format: "esm",
-  target: "node20",
+  target: "node22",
   logLevel: "warning",
-  external: ["better-sqlite3"],
   outfile,
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" }
 })
@@ -294,7 +293,7 @@ export const tempDir = (prefix: string): Effect.Effect<string, never, Scope.Scop
     const fs = yield* FileSystem.FileSystem
     const dir = yield* fs.makeTempDirectoryScoped({ prefix })
     return realpathSync(dir)
-  }).pipe(Effect.orDie, Effect.provide(NodeContext.layer))
+  }).pipe(Effect.orDie, Effect.provide(NodeServices.layer))
 
 /** Every regular file under `dir` (recursively), absolute; empty when `dir` does not exist. */
 export const filesUnder = (dir: string): Array<string> => existsSync(dir) ? listFiles(dir) : []
@@ -323,8 +322,8 @@ export const readLog = (file: string): SessionLog => {
   if (first === undefined) throw new Error(`${file} is empty`)
   const header = JSON.parse(first) as SessionLog["header"]
   const validated = Validate.seed(rest.map((line) => JSON.parse(line) as unknown))
-  if (Either.isLeft(validated)) throw new Error(`${file}: ${validated.left.message}`)
-  return { file, header, events: validated.right }
+  if (Result.isFailure(validated)) throw new Error(`${file}: ${validated.failure.message}`)
+  return { file, header, events: validated.success }
 }
 
 /**
@@ -356,7 +355,7 @@ export const stackFrame = /^\s+at\s.+[:(]/m
 
 /** Waits until `file` exists, looking every 25 ms. */
 export const waitForFile = (file: string): Effect.Effect<void> =>
-  Effect.suspend(() => existsSync(file) ? Effect.void : Effect.zipRight(Effect.sleep(25), waitForFile(file)))
+  Effect.suspend(() => existsSync(file) ? Effect.void : Effect.andThen(Effect.sleep(25), waitForFile(file)))
 
 /** One tool call of a scripted step. */
 export interface ScriptedCall {

@@ -15,13 +15,13 @@ export const InitLine = Schema.Struct({
 })
 
 /** A non-negative integer count. */
-export const Count = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+export const Count = Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
 
 /** The `result` line of docs/cli-json.md. */
 export const ResultLine = Schema.Struct({
   type: Schema.Literal("result"),
   session_id: Schema.String,
-  subtype: Schema.Literal("success", "error", "cancelled"),
+  subtype: Schema.Literals(["success", "error", "cancelled"]),
   result: Schema.String,
   usage: Schema.Struct({
     inputTokens: Count,
@@ -33,6 +33,6 @@ export const ResultLine = Schema.Struct({
   duration_ms: Count,
   num_steps: Count,
   cost: Schema.NullOr(Schema.Number),
-  turn_end_reason: Schema.NullOr(Schema.Struct({ kind: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
+  turn_end_reason: Schema.NullOr(Schema.StructWithRest(Schema.Struct({ kind: Schema.String }), [Schema.Record(Schema.String, Schema.Unknown)])),
   error: Schema.optional(Schema.String)
 })

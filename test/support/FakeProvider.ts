@@ -324,12 +324,12 @@ export const make = (
     }
 
     const server = yield* Effect.acquireRelease(
-      Effect.async<Http.Server>((resume) => {
+      Effect.callback<Http.Server>((resume) => {
         const server = Http.createServer(handle)
         server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
       }),
       (server) =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           server.closeAllConnections()
           server.close(() => resume(Effect.void))
         })

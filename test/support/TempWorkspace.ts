@@ -1,9 +1,9 @@
 /**
  * Test helper: a real temporary workspace directory with the built-in tools' `Workspace` service.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Workspace from "../../src/Cli/tools/Workspace.js"
@@ -17,7 +17,7 @@ export const withWorkspace = <A, E>(
     const dir = yield* fs.makeTempDirectoryScoped({ prefix: "harness-ws-" })
     const ws = yield* Workspace.make(dir)
     return yield* body(ws.root).pipe(Effect.provideService(Workspace.Workspace, ws))
-  }).pipe(Effect.provide(NodeContext.layer))
+  }).pipe(Effect.provide(NodeServices.layer))
 
 /** Writes files (creating parent dirs) relative to `root`. */
 export const writeFiles = (root: string, files: Record<string, string | Uint8Array>) =>

@@ -61,8 +61,8 @@ export const rig: Effect.Effect<Rig, unknown> = Effect.gen(function*() {
       )
       if (!queued) {
         const frozen = BatchContexts.snapshot(context)
-        if (frozen._tag === "Left") return yield* new AgentError({ code: "INVALID_INPUT", message: frozen.left.message })
-        yield* session.append({ type: "context/message", data: frozen.right, surfaceOp: "append" }).pipe(Effect.orDie)
+        if (frozen._tag === "Failure") return yield* new AgentError({ code: "INVALID_INPUT", message: frozen.failure.message })
+        yield* session.append({ type: "context/message", data: frozen.success, surfaceOp: "append" }).pipe(Effect.orDie)
       }
     })
   const agent: AgentControl = {
@@ -71,7 +71,7 @@ export const rig: Effect.Effect<Rig, unknown> = Effect.gen(function*() {
     steer: (content) => Effect.sync(() => void log.steered.push(ContentBlock.flattenText(content))),
     inject,
     cancel: (reason = "cancelled") =>
-      Effect.zipRight(
+      Effect.andThen(
         Effect.sync(() => void log.cancels.push(reason)),
         StepSignal.abort(signal, { _tag: "Cancelled", reason })
       )

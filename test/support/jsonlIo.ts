@@ -3,7 +3,7 @@
  * and a log of whole turns cut into one batch per turn.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import type { SessionEvent } from "../../src/Session/SessionEvent.js"
 import { LogBuilder } from "./sessionLog.js"

@@ -14,10 +14,8 @@
  *   (events read back from the log / events the session committed), and exits 1.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as Jsonl from "../../src/Session/persistence/Jsonl.js"
@@ -49,8 +47,7 @@ const backendOf = (kind: string, location: string): Effect.Effect<Service & Trac
     ? Memory.make()
     : kind === "jsonl"
     ? Jsonl.make({ root: location }).pipe(Effect.provide(NodeFileSystem.layer))
-    : Effect.flatMap(Layer.build(SqliteClient.layer({ filename: location })), (ctx) =>
-      Sqlite.make({ filename: location }).pipe(Effect.provide(ctx)))
+    : Sqlite.open({ filename: location })
 
 const heap = () => {
   const gc = (globalThis as { gc?: () => void }).gc
@@ -101,17 +98,17 @@ const fds = (root: string, maxOpenFiles: number, n: number) =>
   Effect.gen(function*() {
     const p = yield* Jsonl.make({ root, maxOpenFiles }).pipe(Effect.provide(NodeFileSystem.layer))
     const store = yield* storeOver(p)
-    const live: Array<{ readonly scope: Scope.CloseableScope; readonly session: Session.Session }> = []
+    const live: Array<{ readonly scope: Scope.Closeable; readonly session: Session.Session }> = []
     let maxOpen = 0
     // every session live at once (locked, nothing written yet) ...
     for (let i = 0; i < n; i++) {
       const scope = yield* Scope.make()
-      live.push({ scope, session: yield* Scope.extend(store.create({ id: `fd-${i}`, cwd: "/fds" }), scope) })
+      live.push({ scope, session: yield* Scope.provide(store.create({ id: `fd-${i}`, cwd: "/fds" }), scope) })
     }
     // ... then two turns written through in each, interleaved: every log is written while all are live
     const write = Effect.forEach([0, 1], (turn) =>
       Effect.forEach(live, ({ session }) =>
-        Effect.zipRight(
+        Effect.andThen(
           Effect.mapError(oneTurn(session, turn), (error) => ({ error, session })),
           Effect.sync(() => {
             maxOpen = Math.max(maxOpen, p.tracked().openFiles)
@@ -145,7 +142,7 @@ const program = mode === "leak"
   ? leak(args[0]!, args[1]!, Number(args[2]), args[3] ?? "backend")
   : mode === "fds"
   ? fds(args[0]!, Number(args[1]), Number(args[2]))
-  : Effect.dieMessage(`unknown mode ${String(mode)}`)
+  : Effect.die(new Error(`unknown mode ${String(mode)}`))
 
 Effect.runPromise(program).then(
   () => process.exit(0),

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import type { SessionId } from "../../src/Llm/Message.js"
@@ -42,9 +42,9 @@ export interface Storage {
 const id = (s: string) => s as SessionId
 
 const failure = <A>(effect: Effect.Effect<A, SessionError>) =>
-  Effect.map(Effect.either(effect), (r) => {
-    if (Either.isRight(r)) throw new Error("expected a failure")
-    return r.left
+  Effect.map(Effect.result(effect), (r) => {
+    if (Result.isSuccess(r)) throw new Error("expected a failure")
+    return r.failure
   })
 
 const oneTurn = () => new LogBuilder().completeTurn("first prompt line\nsecond line")
@@ -62,7 +62,7 @@ const ext = (b: LogBuilder): LogBuilder => {
 /** Runs the contract suite against `subject`. */
 export const contract = (subject: Subject): void => {
   describe(`SessionPersistence contract: ${subject.name}`, () => {
-    it.scopedLive("AC-43 [D-1] create + append one turn → load returns the header fields and identical events", () =>
+    it.live("AC-43 [D-1] create + append one turn → load returns the header fields and identical events", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -83,7 +83,7 @@ export const contract = (subject: Subject): void => {
         expect(loaded.events.filter((e) => e.type === "assistant/chunk").length).toBeGreaterThan(0)
       }))
 
-    it.scopedLive("AC-44 [D-4] stored open turn → load adds step/end, turn/end interrupted; later append continues; reload identical", () =>
+    it.live("AC-44 [D-4] stored open turn → load adds step/end, turn/end interrupted; later append continues; reload identical", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -115,7 +115,7 @@ export const contract = (subject: Subject): void => {
         expect(twice.events).toEqual(again.events)
       }))
 
-    it.scopedLive("AC-45 [D-4,S-23] stored unanswered tool call → synthetic INTERRUPTED result with the same call id before the closers", () =>
+    it.live("AC-45 [D-4,S-23] stored unanswered tool call → synthetic INTERRUPTED result with the same call id before the closers", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -139,7 +139,7 @@ export const contract = (subject: Subject): void => {
         expect(loaded.events.at(-1)!.data).toEqual({ turn: 0, reason: { kind: "interrupted" } })
       }))
 
-    it.scopedLive("AC-46 [D-1] created, never appended → not listed, not stored, id reusable; after append → listed; empty batch → no-op", () =>
+    it.live("AC-46 [D-1] created, never appended → not listed, not stored, id reusable; after append → listed; empty batch → no-op", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -164,7 +164,7 @@ export const contract = (subject: Subject): void => {
         expect(yield* storage.dump(h.id)).toBe(before)
       }))
 
-    it.scopedLive("AC-47 [D-3] re-appending stored seqs or an internal gap → rejected, nothing written; non-JSON data → rejected naming the type", () =>
+    it.live("AC-47 [D-3] re-appending stored seqs or an internal gap → rejected, nothing written; non-JSON data → rejected naming the type", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -207,7 +207,7 @@ export const contract = (subject: Subject): void => {
         expect((yield* (yield* storage.open).load(h.id)).events).toEqual(next.events)
       }))
 
-    it.scopedLive("AC-48 [D-4,S-9] version ≠ 0 or a legacy event in storage → load rejects, nothing written", () =>
+    it.live("AC-48 [D-4,S-9] version ≠ 0 or a legacy event in storage → load rejects, nothing written", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const b = new LogBuilder().turnStart(0).user("x")
@@ -235,7 +235,7 @@ export const contract = (subject: Subject): void => {
         expect((yield* failure(p.append(id("legacy"), [b.events[0]!]))).code).toBe("LEGACY_EVENT")
       }))
 
-    it.scopedLive("AC-49 [D-5] a gap after the last turn/end → tolerated and truncated; a gap before a later turn/end → unloadable", () =>
+    it.live("AC-49 [D-5] a gap after the last turn/end → tolerated and truncated; a gap before a later turn/end → unloadable", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const b = oneTurn()
@@ -267,7 +267,7 @@ export const contract = (subject: Subject): void => {
         expect(split).toBeGreaterThan(3)
       }))
 
-    it.scopedLive("AC-51 [D-2,D-8,D-12] a stored id cannot be created again; resume appends continue seqs and turns without duplicates", () =>
+    it.live("AC-51 [D-2,D-8,D-12] a stored id cannot be created again; resume appends continue seqs and turns without duplicates", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -291,7 +291,7 @@ export const contract = (subject: Subject): void => {
         expect(new Set(r.events.map((e) => e.seq)).size).toBe(r.events.length)
       }))
 
-    it.scopedLive("[D-3] appending to a session known only from storage adopts it (load + repair) first", () =>
+    it.live("[D-3] appending to a session known only from storage adopts it (load + repair) first", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -311,7 +311,7 @@ export const contract = (subject: Subject): void => {
         expect((yield* (yield* storage.open).load(h.id)).events).toEqual(next.events)
       }))
 
-    it.scopedLive("[V-2,S-11] unknown extension event types round-trip verbatim", () =>
+    it.live("[V-2,S-11] unknown extension event types round-trip verbatim", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -324,7 +324,7 @@ export const contract = (subject: Subject): void => {
         expect(loaded.repaired).toEqual([])
       }))
 
-    it.scopedLive("[D-4] reload is idempotent", () =>
+    it.live("[D-4] reload is idempotent", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -342,7 +342,7 @@ export const contract = (subject: Subject): void => {
         expect((yield* failure(p.load(id("nope")))).code).toBe("SESSION_NOT_FOUND")
       }))
 
-    it.scopedLive("[D-6] list: picker metadata, most recent first; a missing root lists nothing", () =>
+    it.live("[D-6] list: picker metadata, most recent first; a missing root lists nothing", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -372,7 +372,7 @@ export const contract = (subject: Subject): void => {
         expect(again.map((s) => [s.header.id, s.turns])).toEqual([["list-b", 2], ["list-a", 2]])
       }))
 
-    it.scopedLive("[DEC-4] one writer per session in this process: a second lock fails SESSION_LOCKED until the first scope closes", () =>
+    it.live("[DEC-4] one writer per session in this process: a second lock fails SESSION_LOCKED until the first scope closes", () =>
       Effect.gen(function*() {
         const storage = yield* subject.storage
         const p = yield* storage.open
@@ -381,7 +381,7 @@ export const contract = (subject: Subject): void => {
         yield* p.create(h)
         yield* p.append(h.id, oneTurn().events)
         const scope = yield* Scope.make()
-        yield* Scope.extend(p.lock(h.id), scope)
+        yield* Scope.provide(p.lock(h.id), scope)
         const again = yield* failure(Effect.scoped(p.lock(h.id)))
         expect(again.code).toBe("SESSION_LOCKED")
         expect((yield* failure(Effect.scoped(q.lock(h.id)))).code).toBe("SESSION_LOCKED")

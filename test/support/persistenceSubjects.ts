@@ -2,19 +2,16 @@
  * The backends under the contract suite: fresh storage per test in a real temp directory.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import * as Context from "effect/Context"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import * as IdEncoding from "../../src/Session/persistence/IdEncoding.js"
 import * as Jsonl from "../../src/Session/persistence/Jsonl.js"
 import * as Memory from "../../src/Session/persistence/Memory.js"
 import * as Sqlite from "../../src/Session/persistence/Sqlite.js"
+import * as SqliteDatabase from "../../src/Session/persistence/SqliteDatabase.js"
 import type { Storage, Subject } from "./persistenceContract.js"
 
 /** A temp directory removed at scope close. */
@@ -23,7 +20,7 @@ export const tempDir = (prefix: string) =>
     Effect.provide(NodeFileSystem.layer)
   )
 
-const encoded = (id: string): string => Either.getOrThrow(IdEncoding.encode(id))
+const encoded = (id: string): string => Result.getOrThrow(IdEncoding.encode(id))
 
 /** The JSONL log of `id` under `root` (any bucket), or undefined. */
 export const jsonlFile = (root: string, id: string) =>
@@ -63,28 +60,35 @@ export const jsonl: Subject = {
   storage: Effect.map(tempDir("harness-jsonl-"), jsonlStorage)
 }
 
-/** A SQLite client over `filename` for the scope. */
-export const sqliteClient = (filename: string) =>
-  Effect.map(Layer.build(SqliteClient.layer({ filename })), (ctx) => Context.get(ctx, SqlClient.SqlClient))
+/** A SQLite connection to `filename` for the scope (raw SQL: `query(text, params)`). */
+export const sqliteClient = (filename: string) => SqliteDatabase.open({ filename })
+
+/** a planted value as a SQLite parameter (absent → NULL; anything else not storable → its JSON text) */
+const param = (value: unknown): SqliteDatabase.Param => {
+  if (value === undefined || value === null) return null
+  if (typeof value === "number" || typeof value === "string" || typeof value === "bigint") return value
+  if (typeof value === "boolean") return value ? 1 : 0
+  return JSON.stringify(value)
+}
+const params = (...values: ReadonlyArray<unknown>): ReadonlyArray<SqliteDatabase.Param> => values.map(param)
 
 /** SQLite over a database file. */
 export const sqliteStorage = (filename: string): Storage => {
-  const open = Effect.flatMap(Layer.build(SqliteClient.layer({ filename })), (ctx) =>
-    Sqlite.make({ filename }).pipe(Effect.provide(ctx)))
+  const open = Sqlite.open({ filename })
   return {
     open,
     raw: (h, records) =>
       Effect.scoped(Effect.gen(function*() {
         yield* open // creates the layout
         const sql = yield* sqliteClient(filename)
-        yield* sql.unsafe(
+        yield* sql.query(
           "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES (?, ?, ?, ?, ?, ?)",
-          [h["id"], h["version"], h["createdAt"], h["cwd"] ?? null, h["parentSession"] ?? null, h["seedLength"] ?? null]
+          params(h["id"], h["version"], h["createdAt"], h["cwd"], h["parentSession"], h["seedLength"])
         )
         for (const r of records) {
-          yield* sql.unsafe(
+          yield* sql.query(
             "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
+            params(
               h["id"],
               r["seq"],
               r["type"],
@@ -92,15 +96,15 @@ export const sqliteStorage = (filename: string): Storage => {
               JSON.stringify(r["data"]),
               r["sourceEventSeqs"] === undefined ? null : JSON.stringify(r["sourceEventSeqs"]),
               r["surfaceOp"] === undefined ? null : JSON.stringify(r["surfaceOp"])
-            ]
+            )
           )
         }
       })),
     dump: (id) =>
       Effect.scoped(Effect.gen(function*() {
         const sql = yield* sqliteClient(filename)
-        const s = yield* sql.unsafe("SELECT * FROM sessions WHERE id = ?", [id])
-        const e = yield* sql.unsafe("SELECT * FROM events WHERE session_id = ? ORDER BY seq", [id])
+        const s = yield* sql.query("SELECT * FROM sessions WHERE id = ?", [id])
+        const e = yield* sql.query("SELECT * FROM events WHERE session_id = ? ORDER BY seq", [id])
         return JSON.stringify({ s, e })
       }))
   }

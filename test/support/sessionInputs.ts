@@ -2,7 +2,7 @@
  * Append-input builders for session tests (issue 4).
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { ContentBlock } from "../../src/Llm/ContentBlock.js"
 import { callId } from "../../src/Llm/ContentBlock.js"
 import type { LlmCallConfig, MessageSource } from "../../src/Llm/Message.js"
@@ -81,10 +81,10 @@ export const appendAll = (session: Session.Session, inputs: ReadonlyArray<Append
 
 /** Runs `effect`, expects it to fail with `code`, returns the error. */
 export const failsWith = <A, R>(effect: Effect.Effect<A, SessionError, R>, code: SessionErrorCode) =>
-  Effect.map(Effect.either(effect), (r) => {
-    if (Either.isRight(r)) throw new Error(`expected ${code}, got success`)
-    if (r.left.code !== code) throw new Error(`expected ${code}, got ${r.left.code}: ${r.left.message}`)
-    return r.left
+  Effect.map(Effect.result(effect), (r) => {
+    if (Result.isSuccess(r)) throw new Error(`expected ${code}, got success`)
+    if (r.failure.code !== code) throw new Error(`expected ${code}, got ${r.failure.code}: ${r.failure.message}`)
+    return r.failure
   })
 
 /** An untyped append (to hand the session shapes the types forbid). */

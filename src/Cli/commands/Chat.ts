@@ -22,7 +22,7 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
+import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
@@ -220,15 +220,15 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
             const reply = answer
             answer = undefined
             reply(text)
-          } else Queue.unsafeOffer(inputs, { _tag: "Line", text })
+          } else Queue.offerUnsafe(inputs, { _tag: "Line", text })
         })
-        rl.on("SIGINT", () => Queue.unsafeOffer(interrupts, interrupt))
+        rl.on("SIGINT", () => Queue.offerUnsafe(interrupts, interrupt))
         rl.on("close", () => {
           inputClosed = true
           answer?.(undefined)
-          Queue.unsafeOffer(inputs, { _tag: "Eof" })
+          Queue.offerUnsafe(inputs, { _tag: "Eof" })
         })
-        const onSigint = () => Queue.unsafeOffer(interrupts, interrupt)
+        const onSigint = () => Queue.offerUnsafe(interrupts, interrupt)
         process.on("SIGINT", onSigint)
         return { rl, onSigint }
       }),
@@ -239,7 +239,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         })
     )
     const prompt: Approval.Prompt = (question) =>
-      Effect.async<boolean | undefined>((resume) => {
+      Effect.callback<boolean | undefined>((resume) => {
         if (inputClosed) return resume(Effect.succeed(undefined))
         Output.processSinks.stderr(`${question} [y/N] `)
         answer = (line) => resume(Effect.succeed(line === undefined ? undefined : /^\s*y(es)?\s*$/i.test(line)))
@@ -255,20 +255,20 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
 
     const program = Effect.gen(function*() {
       const printer = Output.make("text", undefined, CommonOptions.modelFacts(args, HarnessLayer.routeOf(choice), choice.model))
-      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.CloseableScope } | undefined>(
+      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.Closeable } | undefined>(
         undefined
       )
       const open = (fresh: boolean) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
           const session = fresh ? { _tag: "New", cwd } as const : yield* CommonOptions.sessionChoice(args, cwd)
-          const agent = yield* openAgent({ args, choice, session }).pipe(Scope.extend(scope))
+          const agent = yield* openAgent({ args, choice, session }).pipe(Scope.provide(scope))
           // one observer per append on the hot path: print, and report how each turn ended
           yield* agent.session.observe((event) => {
             if (event.type !== "turn/end") return printer.observe(event)
             const line = TurnOutcome.outcome(event.data.reason).line
-            return Effect.zipRight(printer.observe(event), line === undefined ? Effect.void : err(`${line}\n`))
-          }).pipe(Scope.extend(scope))
+            return Effect.andThen(printer.observe(event), line === undefined ? Effect.void : err(`${line}\n`))
+          }).pipe(Scope.provide(scope))
           yield* agent.statusChanges.pipe(
             Stream.changes,
             Stream.runForEach((status) =>
@@ -303,9 +303,9 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
           if (status === "running" && !cancelling) {
             cancelling = true
             yield* agent.cancel("cancelled by the user")
-            yield* agent.whenIdle.pipe(Effect.zipRight(Effect.sync(() => {
+            yield* agent.whenIdle.pipe(Effect.andThen(Effect.sync(() => {
               cancelling = false
-            })), Effect.fork)
+            })), Effect.forkChild)
             continue
           }
           break
@@ -323,7 +323,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
           } else if (name === "/compact") {
             const instructions = text.slice(name.length).trim()
             yield* agent.compact(instructions === "" ? {} : { instructions }).pipe(
-              Effect.catchAll((e) => err(`error: ${e.message}\n`))
+              Effect.catch((e) => err(`error: ${e.message}\n`))
             )
             yield* err("› ")
           } else if (name === "/sessions") {
@@ -334,7 +334,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         }
         const content = [ContentBlock.text(input.text)]
         const sent = status === "running" ? agent.steer(content) : agent.send(content)
-        yield* sent.pipe(Effect.catchAll((e) => err(`error: ${e.message}\n`)))
+        yield* sent.pipe(Effect.catch((e) => err(`error: ${e.message}\n`)))
         if (!interactive) {
           // script mode: the next line waits for this turn; Ctrl-C still cancels it
           const settled = yield* Effect.raceFirst(

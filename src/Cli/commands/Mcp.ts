@@ -18,10 +18,10 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import type * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -37,6 +37,7 @@ import * as McpSetup from "../../Mcp/McpSetup.js"
 import * as ToolListing from "../../Mcp/ToolListing.js"
 import * as DataDir from "../../Session/persistence/DataDir.js"
 import { CliError } from "../CliError.js"
+import * as CommandDoc from "../CommandDoc.js"
 import { ExitCode } from "../ExitCode.js"
 import * as Output from "../Output.js"
 
@@ -46,9 +47,9 @@ import * as Output from "../Output.js"
  * @since 0.1.0
  * @category options
  */
-export const mcpConfigOption = Options.text("mcp-config").pipe(
-  Options.withDescription("load MCP servers from this JSON file (Claude Code's .mcp.json format; repeatable)"),
-  Options.repeated
+export const mcpConfigOption = Flag.String("mcp-config").pipe(
+  Flag.withDescription("load MCP servers from this JSON file (Claude Code's .mcp.json format; repeatable)"),
+  Flag.atLeast(0)
 )
 
 /**
@@ -137,7 +138,7 @@ const serversLayer = (
 export const layer = (
   setup: Setup
 ): Layer.Layer<Mcp.McpServers, CliError, ToolRuntime.ToolRuntime | Hooks.LoopHooks | FileSystem.FileSystem> =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.gen(function*() {
       const p = yield* plan(setup, setup.workspaceTrusted ? "yes" : "none", setup.workspaceTrusted)
       for (const n of p.notices) yield* stderr(n)
@@ -145,13 +146,13 @@ export const layer = (
     })
   )
 
-const cwdOption = Options.text("cwd").pipe(
-  Options.withDescription("workspace root (default: current directory)"),
-  Options.optional
+const cwdOption = Flag.String("cwd").pipe(
+  Flag.withDescription("workspace root (default: current directory)"),
+  Flag.optional
 )
 // the workspace's consent flag, never `--yes` (issue 26): starting a repository's servers runs its code
-const trustOption = Options.boolean("trust-workspace").pipe(
-  Options.withDescription("include the workspace's own servers that are not approved yet (starts them for this inspection)")
+const trustOption = CommandDoc.boolean("trust-workspace").pipe(
+  Flag.withDescription("include the workspace's own servers that are not approved yet (starts them for this inspection)")
 )
 
 const out = (line: string) => Effect.sync(() => Output.terminalSinks.stdout(`${line}\n`))
@@ -215,7 +216,7 @@ const tools = Command.make(
     cwd: cwdOption,
     mcpConfig: mcpConfigOption,
     trustWorkspace: trustOption,
-    server: Args.text({ name: "server" }).pipe(Args.withDescription("the server's name in the configuration"))
+    server: Argument.String("server").pipe(Argument.withDescription("the server's name in the configuration"))
   },
   (args) =>
     inspect(args, args.server, (p, mcp) =>

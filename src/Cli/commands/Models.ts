@@ -6,11 +6,12 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import * as Output from "../Output.js"
+import * as CommandDoc from "../CommandDoc.js"
 import * as ProviderChoice from "../ProviderChoice.js"
 
 const isDefault = (entry: ModelCatalog.Entry): boolean =>
@@ -75,7 +76,7 @@ export const table = (entries: ReadonlyArray<ModelCatalog.Entry>): string => {
  */
 export const command = Command.make(
   "models",
-  { json: Options.boolean("json").pipe(Options.withDescription("one JSON line per model")) },
+  { json: CommandDoc.boolean("json").pipe(Flag.withDescription("one JSON line per model")) },
   ({ json }) =>
     Effect.sync(() => {
       if (json) {

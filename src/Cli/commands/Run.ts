@@ -13,12 +13,12 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
@@ -30,6 +30,7 @@ import * as ToolRegistry from "../../Loop/ToolRegistry.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import { CliError } from "../CliError.js"
+import * as CommandDoc from "../CommandDoc.js"
 import * as CommonOptions from "../CommonOptions.js"
 import { ExitCode } from "../ExitCode.js"
 import * as HarnessLayer from "../HarnessLayer.js"
@@ -147,7 +148,7 @@ export const runOnce = (options: {
     const summary = yield* Ref.make(RunSummary.empty)
     // one observer per append on the hot path: print, and fold the run's summary
     yield* agent.session.observe((event) =>
-      Effect.zipRight(printer.observe(event), Ref.update(summary, (s) => RunSummary.step(s, event)))
+      Effect.andThen(printer.observe(event), Ref.update(summary, (s) => RunSummary.step(s, event)))
     )
     yield* agent.send([ContentBlock.text(options.prompt)]).pipe(
       Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage }))
@@ -155,11 +156,11 @@ export const runOnce = (options: {
     const firstStop = yield* Ref.make(Option.none<Signals.Stop>())
     const cancelOnStop = Queue.take(stops).pipe(
       Effect.tap((stop) => Ref.set(firstStop, Option.some(stop))),
-      Effect.zipLeft(Signals.armHardExit),
+      Effect.tap(() => Signals.armHardExit),
       Effect.flatMap((stop) => agent.cancel(Signals.reason(stop)))
     )
-    yield* Effect.raceFirst(agent.whenIdle, Effect.zipRight(cancelOnStop, Effect.never))
-    const saved = yield* Effect.either(SaveCheck.ensureSaved(agent.id))
+    yield* Effect.raceFirst(agent.whenIdle, Effect.andThen(cancelOnStop, Effect.never))
+    const saved = yield* Effect.result(SaveCheck.ensureSaved(agent.id))
     const folded = yield* Ref.get(summary)
     return {
       sessionId: agent.id,
@@ -167,7 +168,7 @@ export const runOnce = (options: {
       stop: yield* Ref.get(firstStop),
       summary: folded,
       durationMs: (yield* Clock.currentTimeMillis) - started,
-      saveFailure: Either.isLeft(saved) ? saved.left : undefined
+      saveFailure: Result.isFailure(saved) ? saved.failure : undefined
     }
   })).pipe(Effect.provideService(Retry.Notices, printer.retry))
 }
@@ -198,13 +199,13 @@ export const outputFormats: ReadonlyArray<OutputFormat> = ["text", "json", "stre
 export const formatOf = (flags: {
   readonly json: boolean
   readonly outputFormat: Option.Option<OutputFormat>
-}): Either.Either<OutputFormat, string> => {
-  if (Option.isNone(flags.outputFormat)) return Either.right(flags.json ? "stream-json" : "text")
+}): Result.Result<OutputFormat, string> => {
+  if (Option.isNone(flags.outputFormat)) return Result.succeed(flags.json ? "stream-json" : "text")
   const format = flags.outputFormat.value
   if (flags.json && format !== "stream-json") {
-    return Either.left(`--json is --output-format stream-json; it cannot be combined with --output-format ${format}`)
+    return Result.fail(`--json is --output-format stream-json; it cannot be combined with --output-format ${format}`)
   }
-  return Either.right(format)
+  return Result.succeed(format)
 }
 
 /**
@@ -232,21 +233,21 @@ export const command = Command.make(
   "run",
   {
     ...CommonOptions.options,
-    json: Options.boolean("json").pipe(Options.withDescription("same as --output-format stream-json")),
-    outputFormat: Options.choice("output-format", outputFormats).pipe(
-      Options.withDescription(
+    json: CommandDoc.boolean("json").pipe(Flag.withDescription("same as --output-format stream-json")),
+    outputFormat: Flag.Literals("output-format", outputFormats).pipe(
+      Flag.withDescription(
         "text (the answer; default) | json (one result object at the end) | stream-json (JSON Lines: init, every event, result); see docs/cli-json.md"
       ),
-      Options.optional
+      Flag.optional
     ),
-    prompt: Args.text({ name: "prompt" }).pipe(Args.withDescription("the prompt, or - to read it from stdin"))
+    prompt: Argument.String("prompt").pipe(Argument.withDescription("the prompt, or - to read it from stdin"))
   },
   (args) =>
     Effect.gen(function*() {
       const cwd = CommonOptions.cwdOf(args)
-      const format = yield* Either.match(formatOf(args), {
-        onLeft: (message) => Effect.fail(new CliError({ message: `error: ${message}`, exitCode: ExitCode.Usage })),
-        onRight: Effect.succeed
+      const format = yield* Result.match(formatOf(args), {
+        onFailure: (message) => Effect.fail(new CliError({ message: `error: ${message}`, exitCode: ExitCode.Usage })),
+        onSuccess: Effect.succeed
       })
       yield* CommonOptions.validate(args)
       const choice = yield* ProviderChoice.resolve(args)

@@ -17,13 +17,14 @@
  *
  * @since 0.2.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import type { TokenUsage } from "../../Llm/Message.js"
 import type { SessionEvent, SessionHeader } from "../../Session/SessionEvent.js"
 import type { CliError } from "../CliError.js"
+import * as CommandDoc from "../CommandDoc.js"
 import * as CommonOptions from "../CommonOptions.js"
 import * as Output from "../Output.js"
 import { addCost } from "../RunSummary.js"
@@ -279,8 +280,8 @@ export const make = (read: Reader) =>
     "stats",
     {
       store: CommonOptions.options.store,
-      id: Args.text({ name: "id" }).pipe(Args.withDescription("session id")),
-      json: Options.boolean("json").pipe(Options.withDescription("print the statistics as one JSON line"))
+      id: Argument.String("id").pipe(Argument.withDescription("session id")),
+      json: CommandDoc.boolean("json").pipe(Flag.withDescription("print the statistics as one JSON line"))
     },
     ({ id, json, store }) =>
       Effect.scoped(Effect.gen(function*() {

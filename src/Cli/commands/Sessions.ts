@@ -27,11 +27,11 @@
  *
  * @since 0.1.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as NodeReadline from "node:readline"
@@ -42,7 +42,9 @@ import type { SessionError } from "../../Session/SessionError.js"
 import { SessionPersistence } from "../../Session/SessionPersistence.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
+import * as CommandDoc from "../CommandDoc.js"
 import * as CommonOptions from "../CommonOptions.js"
+import * as HarnessLayer from "../HarnessLayer.js"
 import { ExitCode } from "../ExitCode.js"
 import * as LogStructure from "../LogStructure.js"
 import * as Output from "../Output.js"
@@ -57,18 +59,17 @@ import * as UserErrors from "../sessions/UserErrors.js"
 
 const store = CommonOptions.options.store
 
+// a store that cannot be opened is a session error (exit 4)
+const openStore = HarnessLayer.mapLayerError((e: { readonly message: string }) =>
+  new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
+)
+
 const persistenceLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersistence, CliError> =>
-  Layer.mapError(
-    kind === "sqlite" ? Sqlite.layer() : Jsonl.layer(),
-    (e) => new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
-  )
+  openStore(kind === "sqlite" ? Sqlite.layer() : Jsonl.layer())
 
 /** the store for commands that only read (list, show, stats, replay, verify): SQLite opened read-only (issue 26) */
 const readerLayer = (kind: "jsonl" | "sqlite"): Layer.Layer<SessionPersistence, CliError> =>
-  Layer.mapError(
-    kind === "sqlite" ? Sqlite.layer({ readOnly: true }) : Jsonl.layer(),
-    (e) => new CliError({ message: `cannot open the session store: ${e.message}`, exitCode: ExitCode.Session })
-  )
+  openStore(kind === "sqlite" ? Sqlite.layer({ readOnly: true }) : Jsonl.layer())
 
 const storeLayer = (kind: "jsonl" | "sqlite") => SessionStore.layer.pipe(Layer.provide(persistenceLayer(kind)))
 
@@ -92,9 +93,9 @@ export const resolveId = (input: string): Effect.Effect<string, CliError, Sessio
   Effect.gen(function*() {
     const persistence = yield* SessionPersistence
     const summaries = yield* Effect.mapError(persistence.list(), sessionError)
-    return yield* Either.match(SessionIds.match(input, summaries.map((s) => s.header.id)), {
-      onLeft: (message) => Effect.fail(new CliError({ message: `error: ${message}`, exitCode: ExitCode.Session })),
-      onRight: Effect.succeed
+    return yield* Result.match(SessionIds.match(input, summaries.map((s) => s.header.id)), {
+      onFailure: (message) => Effect.fail(new CliError({ message: `error: ${message}`, exitCode: ExitCode.Session })),
+      onSuccess: Effect.succeed
     })
   })
 
@@ -104,7 +105,7 @@ const snapshot = (input: string) =>
 
 const list = Command.make(
   "list",
-  { store, json: Options.boolean("json").pipe(Options.withDescription("one JSON line per session")) },
+  { store, json: CommandDoc.boolean("json").pipe(Flag.withDescription("one JSON line per session")) },
   ({ json, store }) =>
     Effect.gen(function*() {
       const persistence = yield* SessionPersistence
@@ -127,7 +128,7 @@ const list = Command.make(
     }).pipe(Effect.provide(readerLayer(store)))
 ).pipe(Command.withDescription("list stored sessions, most recent first (any unique id prefix works as an id)"))
 
-const id = Args.text({ name: "id" }).pipe(Args.withDescription("session id, or any unique prefix of it"))
+const id = Argument.String("id").pipe(Argument.withDescription("session id, or any unique prefix of it"))
 
 const show = Command.make("show", { store, id }, ({ id, store }) =>
   Effect.gen(function*() {
@@ -150,7 +151,7 @@ const show = Command.make("show", { store, id }, ({ id, store }) =>
     Command.withDescription("print a session's transcript by numbered turn (how each turn ended, partial answers)")
   )
 
-const json = Options.boolean("json").pipe(Options.withDescription("print the report as one JSON line"))
+const json = CommandDoc.boolean("json").pipe(Flag.withDescription("print the report as one JSON line"))
 
 const findingJson = (f: ReplayCheck.Finding) => ({
   rule: f.rule.name,
@@ -254,7 +255,7 @@ const verify = Command.make("verify", { store, id, json }, ({ id, json, store })
 export const forkBoundary = (
   events: ReadonlyArray<{ readonly type: string; readonly seq: number; readonly data: unknown }>,
   choice: { readonly turn: Option.Option<number>; readonly at: Option.Option<number> }
-): Either.Either<number, string> => {
+): Result.Result<number, string> => {
   const ends = events.flatMap((e) =>
     e.type === "turn/end"
       ? [{ seq: e.seq, ...(e.data as { readonly turn: number; readonly reason: { readonly kind: string } }) }]
@@ -269,27 +270,27 @@ export const forkBoundary = (
     }
     return turn
   }
-  if (Option.isSome(choice.at) && Option.isSome(choice.turn)) return Either.left("use either --turn or --at, not both")
+  if (Option.isSome(choice.at) && Option.isSome(choice.turn)) return Result.fail("use either --turn or --at, not both")
   if (Option.isSome(choice.at)) {
     const at = choice.at.value
-    if (at < 0) return Either.left(`--at takes an event number (0 or more), not ${at}`)
+    if (at < 0) return Result.fail(`--at takes an event number (0 or more), not ${at}`)
     if (at >= events.length) {
-      return Either.left(`there is no event #${at}: the session has events #0-#${events.length - 1}`)
+      return Result.fail(`there is no event #${at}: the session has events #0-#${events.length - 1}`)
     }
     const end = ends.find((e) => e.seq === at)
-    if (end !== undefined) return Either.right(at)
+    if (end !== undefined) return Result.succeed(at)
     const inside = startOf(at)
     const hint = inside === undefined ? "" : `; it lies inside turn ${inside}: use --turn ${inside} to fork after that turn`
-    return Either.left(`event #${at} does not end a turn (a fork keeps whole turns)${hint}`)
+    return Result.fail(`event #${at} does not end a turn (a fork keeps whole turns)${hint}`)
   }
   if (Option.isSome(choice.turn)) {
     const turn = choice.turn.value
     const end = ends.find((e) => e.turn === turn)
-    if (end !== undefined) return Either.right(end.seq)
+    if (end !== undefined) return Result.succeed(end.seq)
     const started = events.some((e) => e.type === "turn/start" && (e.data as { readonly turn: number }).turn === turn)
-    if (started) return Either.left(`turn ${turn} has not ended (it is still running, or its process stopped)`)
+    if (started) return Result.fail(`turn ${turn} has not ended (it is still running, or its process stopped)`)
     const numbers = events.flatMap((e) => e.type === "turn/start" ? [(e.data as { readonly turn: number }).turn] : [])
-    return Either.left(
+    return Result.fail(
       numbers.length === 0
         ? "the session has no turns yet"
         : `there is no turn ${turn}: the session has turns ${numbers[0]}-${numbers[numbers.length - 1]}`
@@ -298,8 +299,8 @@ export const forkBoundary = (
   const completed = ends.filter((e) => e.reason.kind === "completed" || e.reason.kind === "max-tokens")
   const last = completed[completed.length - 1]
   return last === undefined
-    ? Either.left("the session has no completed turn to fork after; choose one with --turn N")
-    : Either.right(last.seq)
+    ? Result.fail("the session has no completed turn to fork after; choose one with --turn N")
+    : Result.succeed(last.seq)
 }
 
 const fork = Command.make(
@@ -307,13 +308,13 @@ const fork = Command.make(
   {
     store,
     id,
-    turn: Options.integer("turn").pipe(
-      Options.withDescription("keep the session up to the end of this turn (numbers as in sessions show; default: the last completed turn)"),
-      Options.optional
+    turn: Flag.Int("turn").pipe(
+      Flag.withDescription("keep the session up to the end of this turn (numbers as in sessions show; default: the last completed turn)"),
+      Flag.optional
     ),
-    at: Options.integer("at").pipe(
-      Options.withDescription("keep the session up to this event number, which must end a turn (shown by sessions show)"),
-      Options.optional
+    at: Flag.Int("at").pipe(
+      Flag.withDescription("keep the session up to this event number, which must end a turn (shown by sessions show)"),
+      Flag.optional
     )
   },
   ({ at, id, store, turn }) =>
@@ -322,9 +323,9 @@ const fork = Command.make(
       const resolved = yield* resolveId(id)
       const source = yield* Effect.mapError(sessions.snapshot(resolved), sessionError)
       const events = source.events.slice(0, source.events.length - source.repaired.length)
-      const boundary = yield* Either.match(forkBoundary(events, { turn, at }), {
-        onLeft: (message) => Effect.fail(usage(`cannot fork ${resolved}: ${message}`)),
-        onRight: Effect.succeed
+      const boundary = yield* Result.match(forkBoundary(events, { turn, at }), {
+        onFailure: (message) => Effect.fail(usage(`cannot fork ${resolved}: ${message}`)),
+        onSuccess: Effect.succeed
       })
       const child = yield* Effect.mapError(sessions.forkStored(resolved, boundary, SessionIds.make()), sessionError)
       yield* Effect.mapError(sessions.flush(child.id), sessionError)
@@ -334,7 +335,7 @@ const fork = Command.make(
 
 const rename = Command.make(
   "rename",
-  { store, id, title: Args.text({ name: "title" }).pipe(Args.withDescription("the new title (empty: remove it)")) },
+  { store, id, title: Argument.String("title").pipe(Argument.withDescription("the new title (empty: remove it)")) },
   ({ id, store, title }) =>
     Effect.scoped(Effect.gen(function*() {
       const sessions = yield* SessionStore.SessionStore
@@ -347,7 +348,7 @@ const rename = Command.make(
 
 /** Asks a yes/no question on the terminal; `true` only for an answer starting with y. */
 const confirm = (question: string): Effect.Effect<boolean> =>
-  Effect.async<boolean>((resume) => {
+  Effect.callback<boolean>((resume) => {
     const rl = NodeReadline.createInterface({ input: process.stdin, output: process.stderr })
     let answered = false
     rl.question(question, (answer) => {
@@ -366,7 +367,7 @@ const rm = Command.make(
   {
     store,
     id,
-    yes: Options.boolean("yes").pipe(Options.withAlias("y"), Options.withDescription("delete without asking"))
+    yes: CommandDoc.boolean("yes").pipe(Flag.withAlias("y"), Flag.withDescription("delete without asking"))
   },
   ({ id, store, yes }) =>
     Effect.gen(function*() {

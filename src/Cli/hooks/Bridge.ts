@@ -39,7 +39,7 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -286,7 +286,7 @@ export const install = (
         ? Effect.void
         : agent.session.appendAll(inputs).pipe(
           Effect.asVoid,
-          Effect.catchAll((e) => notice(`cannot log hook events: ${e.message}`))
+          Effect.catch((e) => notice(`cannot log hook events: ${e.message}`))
         )
 
     const matching = (fire: Fire): ReadonlyArray<Handler> => {
@@ -520,13 +520,16 @@ export const install = (
         const exit = yield* Effect.exit(
           timeoutMs === undefined
             ? Effect.map(body, (o) => ({ o }))
-            : Effect.timeoutTo(body, { duration: timeoutMs, onTimeout: () => undefined, onSuccess: (o) => ({ o }) })
+            : Effect.timeoutOrElse(Effect.map(body, (o) => ({ o })), {
+              duration: timeoutMs,
+              orElse: () => Effect.succeed(undefined)
+            })
         )
         let result: Tool.ToolExecutionResult
         if (Exit.isSuccess(exit) && exit.value === undefined) {
           result = ToolPipeline.timeoutResult(timeoutMs ?? 0)
         } else if (Exit.isFailure(exit)) {
-          result = Cause.isInterruptedOnly(exit.cause) ? ToolPipeline.errorResult("tool call was interrupted") : ToolPipeline.failureResult(exit.cause)
+          result = Cause.hasInterruptsOnly(exit.cause) ? ToolPipeline.errorResult("tool call was interrupted") : ToolPipeline.failureResult(exit.cause)
         } else if (exit.value === undefined || Option.isNone(exit.value.o)) {
           const reason = yield* StepSignal.reason(input.signal)
           result = ToolPipeline.abortedResult(Option.getOrElse(reason, () => ({ _tag: "Cancelled", reason: "cancelled" }) as const))
@@ -649,4 +652,4 @@ export const layer = (
   never,
   never,
   Hooks.LoopHooks | ToolRuntime.ToolRuntime | AgentSessions.AgentSessions | SessionStore.SessionStore | FileSystem.FileSystem
-> => Layer.scopedDiscard(install(options))
+> => Layer.effectDiscard(install(options))

@@ -93,13 +93,15 @@ export const run = (cmd: Command): Effect.Effect<Raw> =>
       }),
       ({ closed, out }) =>
         Effect.promise(() => closed).pipe(
-          Effect.timeoutTo({
+          Effect.map((r): Raw =>
+            r.error === undefined
+              ? { exitCode: r.code, stdout: out.stdout, stderr: out.stderr, timedOut: false, durationMs: elapsed() }
+              : { exitCode: null, stdout: out.stdout, stderr: out.stderr, timedOut: false, spawnError: r.error, durationMs: elapsed() }
+          ),
+          Effect.timeoutOrElse({
             duration: cmd.timeoutMs,
-            onTimeout: (): Raw => ({ exitCode: null, stdout: out.stdout, stderr: out.stderr, timedOut: true, durationMs: elapsed() }),
-            onSuccess: (r): Raw =>
-              r.error === undefined
-                ? { exitCode: r.code, stdout: out.stdout, stderr: out.stderr, timedOut: false, durationMs: elapsed() }
-                : { exitCode: null, stdout: out.stdout, stderr: out.stderr, timedOut: false, spawnError: r.error, durationMs: elapsed() }
+            orElse: () =>
+              Effect.sync((): Raw => ({ exitCode: null, stdout: out.stdout, stderr: out.stderr, timedOut: true, durationMs: elapsed() }))
           })
         ),
       ({ child, out }, exit) =>

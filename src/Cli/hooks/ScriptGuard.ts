@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import * as WorkspaceScripts from "../../Mcp/WorkspaceScripts.js"
 

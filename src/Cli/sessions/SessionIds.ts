@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 
 /**
  * The prefix of every id the CLI gives a new session.
@@ -50,16 +50,16 @@ export const MAX_LISTED = 5
  * @since 0.1.0
  * @category utils
  */
-export const match = (input: string, ids: ReadonlyArray<string>): Either.Either<string, string> => {
+export const match = (input: string, ids: ReadonlyArray<string>): Result.Result<string, string> => {
   const wanted = input.trim()
-  if (wanted === "") return Either.left("a session id is empty")
-  if (ids.includes(wanted)) return Either.right(wanted)
+  if (wanted === "") return Result.fail("a session id is empty")
+  if (ids.includes(wanted)) return Result.succeed(wanted)
   const candidates = ids.filter((id) => id.startsWith(wanted) || short(id).startsWith(wanted))
-  if (candidates.length === 1) return Either.right(candidates[0]!)
+  if (candidates.length === 1) return Result.succeed(candidates[0]!)
   if (candidates.length === 0) {
-    return Either.left(`no session matches "${wanted}" (see harness sessions list)`)
+    return Result.fail(`no session matches "${wanted}" (see harness sessions list)`)
   }
   const listed = candidates.slice(0, MAX_LISTED).join(", ")
   const more = candidates.length > MAX_LISTED ? `, and ${candidates.length - MAX_LISTED} more` : ""
-  return Either.left(`"${wanted}" matches ${candidates.length} sessions: ${listed}${more}; type more of the id`)
+  return Result.fail(`"${wanted}" matches ${candidates.length} sessions: ${listed}${more}; type more of the id`)
 }

@@ -27,7 +27,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class AgentSessions extends Context.Tag("effect-harness/Cli/settings/AgentSessions")<AgentSessions, Service>() {}
+export class AgentSessions extends Context.Service<AgentSessions, Service>()("effect-harness/Cli/settings/AgentSessions") {}
 
 /**
  * Appends an event to the agent's session; a failure is reported on stderr, never raised: the log
@@ -42,16 +42,18 @@ export const append = (sessions: Service, agentId: string, input: AppendInput): 
       ? Effect.void
       : agent.session.append(input).pipe(
         Effect.asVoid,
-        Effect.catchAll((e) => Effect.sync(() => void process.stderr.write(`effect-harness: cannot log ${input.type}: ${e.message}\n`)))
+        Effect.catch((e) => Effect.sync(() => void process.stderr.write(`effect-harness: cannot log ${input.type}: ${e.message}\n`)))
       ))
 
 /**
- * The directory, fed by the loop's lifecycle notifications for the layer's lifetime.
+ * The directory, fed by the loop's lifecycle notifications for the layer's lifetime. `Layer.fresh`:
+ * Effect 4 memoizes layers across `provide` calls, and a directory built on another harness's
+ * hooks would never see this harness's agents.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<AgentSessions, never, Hooks.LoopHooks> = Layer.scoped(
+export const layer: Layer.Layer<AgentSessions, never, Hooks.LoopHooks> = Layer.fresh(Layer.effect(
   AgentSessions,
   Effect.gen(function*() {
     const hooks = yield* Hooks.LoopHooks
@@ -66,4 +68,4 @@ export const layer: Layer.Layer<AgentSessions, never, Hooks.LoopHooks> = Layer.s
     )
     return { get: (id) => Effect.map(Ref.get(agents), (m) => m.get(id)) }
   })
-)
+))

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -69,7 +69,7 @@ export const check = (options: {
     if (options.allow) return
     const fs = yield* FileSystem.FileSystem
     const real = (p: string) => fs.realPath(p).pipe(Effect.orElseSucceed(() => NodePath.resolve(p)))
-    const env = yield* Config.option(Config.string("HOME")).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+    const env = yield* Config.option(Config.String("HOME")).pipe(Effect.orElseSucceed(() => Option.none<string>()))
     const passwd = passwdHome()
     const candidates = [...Option.toArray(Option.filter(env, (h) => h !== "")), ...(passwd === undefined ? [] : [passwd])]
     const homes = yield* Effect.forEach(candidates, real)

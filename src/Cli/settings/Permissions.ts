@@ -28,8 +28,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -117,7 +117,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class Permissions extends Context.Tag("effect-harness/Cli/settings/Permissions")<Permissions, Service>() {}
+export class Permissions extends Context.Service<Permissions, Service>()("effect-harness/Cli/settings/Permissions") {}
 
 /**
  * Options of {@link make}.
@@ -364,7 +364,7 @@ export const make = (
           const origin = scope === "session" ? "session" : ".effect-harness/settings.local.json"
           if (scope === "project") {
             yield* writeAllowRule(`${options.cwd}/.effect-harness/settings.local.json`, text).pipe(
-              Effect.zipRight(options.onProjectWrite ?? Effect.void),
+              Effect.andThen(options.onProjectWrite ?? Effect.void),
               Effect.provideService(FileSystem.FileSystem, fs)
             )
           }
@@ -444,12 +444,14 @@ export const layer = (options: Options): Layer.Layer<Permissions, never, FileSys
 
 /**
  * The engine's deny rules as the read-only tools' {@link ReadFilter.ReadFilter}: `ls`, `glob`,
- * `grep` and `read` never show a path a deny rule covering `read` hides.
+ * `grep` and `read` never show a path a deny rule covering `read` hides. `Layer.fresh`: Effect 4
+ * memoizes layers across `provide` calls, and a filter built on another harness's engine would
+ * apply that harness's deny rules.
  *
  * @since 0.1.0
  * @category layers
  */
-export const readFilter: Layer.Layer<ReadFilter.ReadFilter, never, Permissions> = Layer.effect(
+export const readFilter: Layer.Layer<ReadFilter.ReadFilter, never, Permissions> = Layer.fresh(Layer.effect(
   ReadFilter.ReadFilter,
   Effect.map(Permissions, (engine) => ReadFilter.ReadFilter.of({ hidden: engine.hiddenFromReads }))
-)
+))

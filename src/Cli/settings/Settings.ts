@@ -20,11 +20,11 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as NodeOs from "node:os"
 import * as SettingsFile from "./SettingsFile.js"
@@ -252,8 +252,8 @@ export const read = (
         )
       )
       const decoded = SettingsFile.decode(source.display, text, source.dialect)
-      if (Either.isLeft(decoded)) return yield* decoded.left
-      out.push({ source, decoded: decoded.right, text })
+      if (Result.isFailure(decoded)) return yield* decoded.failure
+      out.push({ source, decoded: decoded.success, text })
     }
     return out
   })
@@ -279,7 +279,7 @@ export const load = (
 export const locations = (cwd: string, extra?: string): Effect.Effect<Locations, never, Path.Path> =>
   Effect.gen(function*() {
     const path = yield* Path.Path
-    const env = (name: string) => Config.option(Config.string(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+    const env = (name: string) => Config.option(Config.String(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
     const userHome = Option.getOrElse(Option.filter(yield* env("HOME"), (h) => h !== ""), () => NodeOs.homedir())
     const harnessHome = Option.filter(yield* env("EFFECT_HARNESS_HOME"), (h) => h !== "")
     return {

@@ -11,9 +11,11 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Formatter from "effect/Formatter"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { providers } from "../ProviderChoice.js"
 
 /**
@@ -48,23 +50,28 @@ export const permissionModes: ReadonlyArray<PermissionMode> = ["default", "accep
  */
 export const colourChoices = ["auto", "always", "never"] as const
 
+// the `expected` annotations are the words of the error messages (see `friendly`)
+const isPositive = Schema.isGreaterThan(0, { expected: "a positive number" })
+const PositiveInt = Schema.Number.check(Schema.isInt({ expected: "a whole number" }), isPositive)
+const NonEmptyString = Schema.String.check(Schema.isNonEmpty({ expected: "a non-empty string" }))
+
 const HandlerSchema = Schema.Struct({
   type: Schema.String,
-  command: Schema.optionalWith(Schema.String, { exact: true }),
-  timeout: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { exact: true }),
-  onFailure: Schema.optionalWith(Schema.Literal("continue", "block"), { exact: true })
+  command: Schema.optionalKey(Schema.String),
+  timeout: Schema.optionalKey(Schema.Number.check(isPositive)),
+  onFailure: Schema.optionalKey(Schema.Literals(["continue", "block"]))
 })
 
 const GroupSchema = Schema.Struct({
-  matcher: Schema.optionalWith(Schema.String, { exact: true }),
+  matcher: Schema.optionalKey(Schema.String),
   hooks: Schema.Array(HandlerSchema)
 })
 
 const PermissionsSchema = Schema.Struct({
-  allow: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
-  deny: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
-  ask: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
-  defaultMode: Schema.optionalWith(Schema.Literal(...permissionModes), { exact: true })
+  allow: Schema.optionalKey(Schema.Array(Schema.String)),
+  deny: Schema.optionalKey(Schema.Array(Schema.String)),
+  ask: Schema.optionalKey(Schema.Array(Schema.String)),
+  defaultMode: Schema.optionalKey(Schema.Literals(permissionModes))
 })
 
 /**
@@ -74,13 +81,13 @@ const PermissionsSchema = Schema.Struct({
  * @category schemas
  */
 export const SettingsSchema = Schema.Struct({
-  hooks: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Array(GroupSchema) }), { exact: true }),
-  permissions: Schema.optionalWith(PermissionsSchema, { exact: true }),
-  stopHookLimit: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true }),
-  provider: Schema.optionalWith(Schema.Literal(...providers), { exact: true }),
-  model: Schema.optionalWith(Schema.NonEmptyString, { exact: true }),
-  store: Schema.optionalWith(Schema.Literal("jsonl", "sqlite"), { exact: true }),
-  colour: Schema.optionalWith(Schema.Literal(...colourChoices), { exact: true })
+  hooks: Schema.optionalKey(Schema.Record(Schema.String, Schema.Array(GroupSchema))),
+  permissions: Schema.optionalKey(PermissionsSchema),
+  stopHookLimit: Schema.optionalKey(PositiveInt),
+  provider: Schema.optionalKey(Schema.Literals(providers)),
+  model: Schema.optionalKey(NonEmptyString),
+  store: Schema.optionalKey(Schema.Literals(["jsonl", "sqlite"])),
+  colour: Schema.optionalKey(Schema.Literals(colourChoices))
 })
 
 /**
@@ -158,30 +165,57 @@ const lineOfPath = (text: string, path: ReadonlyArray<PropertyKey>): number | un
   return found === undefined ? undefined : lineAt(text, found)
 }
 
-/** The user's words for a schema expectation (never a schema dump). */
-const friendly = (issue: { readonly _tag: string; readonly message: string } | undefined): string => {
-  if (issue === undefined) return "is invalid"
-  if (issue._tag === "Missing") return "is required"
-  const m = /^Expected (.*), actual (.*)$/s.exec(issue.message)
-  if (m === null || m[1] === undefined) return "is invalid"
-  const expected = m[1]
-  const actual = (m[2] ?? "").length > 40 ? `${(m[2] ?? "").slice(0, 40)}…` : m[2] ?? ""
-  const what = expected.startsWith("ReadonlyArray")
-    ? "a list"
-    : expected.startsWith("{")
-    ? "an object"
-    : expected === "string"
-    ? "a string"
-    : /positive/.test(expected)
-    ? "a positive number"
-    : /int/i.test(expected)
-    ? "a whole number"
-    : expected === "number"
-    ? "a number"
-    : /^"/.test(expected)
-    ? `one of ${expected.replace(/ \| /g, ", ")}`
-    : "something else"
-  return `must be ${what} (found ${actual})`
+/** The first failure of an issue tree and its path (decoding stops at the first failure). */
+const locate = (
+  issue: SchemaIssue.Issue,
+  path: ReadonlyArray<PropertyKey>
+): { readonly issue: SchemaIssue.Issue; readonly path: ReadonlyArray<PropertyKey> } => {
+  switch (issue._tag) {
+    case "Pointer":
+      return locate(issue.issue, [...path, ...issue.path])
+    case "Composite":
+      return locate(issue.issues[0], path)
+    case "Encoding":
+      return locate(issue.issue, path)
+    default:
+      return { issue, path }
+  }
+}
+
+/** The user's words for what a schema node accepts. */
+const expectedOf = (ast: SchemaAST.AST): string => {
+  switch (ast._tag) {
+    case "Arrays":
+      return "a list"
+    case "Objects":
+      return "an object"
+    case "String":
+      return "a string"
+    case "Number":
+      return "a number"
+    case "Literal":
+      return Formatter.format(ast.literal)
+    case "Union": {
+      const literals = ast.types.flatMap((t) => (t._tag === "Literal" ? [Formatter.format(t.literal)] : []))
+      return literals.length === ast.types.length ? `one of ${literals.join(", ")}` : "something else"
+    }
+    default:
+      return "something else"
+  }
+}
+
+/** The user's words for a schema failure (never a schema dump). */
+const friendly = (issue: SchemaIssue.Issue): string => {
+  if (issue._tag === "MissingKey") return "is required"
+  const what = issue._tag === "Filter"
+    ? typeof issue.filter.annotations?.expected === "string" ? issue.filter.annotations.expected : undefined
+    : issue._tag === "InvalidType" || issue._tag === "AnyOf"
+    ? expectedOf(issue.ast)
+    : undefined
+  if (what === undefined) return "is invalid"
+  if (!SchemaIssue.hasInput(issue)) return `must be ${what}`
+  const actual = Formatter.format(issue.input)
+  return `must be ${what} (found ${actual.length > 40 ? `${actual.slice(0, 40)}…` : actual})`
 }
 
 const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
@@ -269,22 +303,25 @@ export const syntaxErrorOffset = (text: string): number => {
   }
 }
 
+// the input is reported so that a message can quote what was found
+const decodeSettings = Schema.decodeUnknownResult(SettingsSchema, { onExcessProperty: "ignore", reportInput: true })
+
 /**
  * Decodes the text of a settings file (pure). `file` is the display path used in messages.
  *
  * @since 0.1.0
  * @category decoding
  */
-export const decode = (file: string, text: string, dialect: Dialect): Either.Either<Decoded, SettingsError> => {
+export const decode = (file: string, text: string, dialect: Dialect): Result.Result<Decoded, SettingsError> => {
   let raw: unknown
   try {
     raw = text.trim() === "" ? {} : JSON.parse(text)
   } catch {
     const line = lineAt(text, syntaxErrorOffset(text))
-    return Either.left(new SettingsError({ file, message: `${file} line ${line}: not valid JSON` }))
+    return Result.fail(new SettingsError({ file, message: `${file} line ${line}: not valid JSON` }))
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    return Either.left(new SettingsError({ file, message: `${file} line 1: settings must be a JSON object` }))
+    return Result.fail(new SettingsError({ file, message: `${file} line 1: settings must be a JSON object` }))
   }
   const record = raw as Record<string, unknown>
   const picked: Record<string, unknown> = {}
@@ -304,26 +341,19 @@ export const decode = (file: string, text: string, dialect: Dialect): Either.Eit
       Object.entries(p).filter(([k]) => k === "allow" || k === "deny" || k === "ask" || k === "defaultMode")
     )
   }
-  const decoded = Schema.decodeUnknownEither(SettingsSchema, { onExcessProperty: "ignore" })(picked)
-  if (Either.isLeft(decoded)) {
-    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
-    const first = issues[0]
-    const path = first?.path ?? []
-    // a literal union reports one issue per member: name them all
-    const literals = issues.filter((i) => renderPath(i.path) === renderPath(path) && /^Expected "/.test(i.message))
-    const issue = first !== undefined && literals.length > 1
-      ? { ...first, message: `Expected ${literals.map((i) => /^Expected ("[^"]*")/.exec(i.message)?.[1] ?? "").join(" | ")}, actual ${/actual (.*)$/s.exec(first.message)?.[1] ?? ""}` }
-      : first
+  const decoded = decodeSettings(picked)
+  if (Result.isFailure(decoded)) {
+    const { issue, path } = locate(decoded.failure.issue, [])
     const line = lineOfPath(text, path)
     const key = renderPath(path)
-    return Either.left(
+    return Result.fail(
       new SettingsError({
         file,
         message: `${file}${line === undefined ? "" : ` line ${line}`}: ${key === "" ? "settings" : `"${key}"`} ${friendly(issue)}`
       })
     )
   }
-  for (const [event, groups] of Object.entries(decoded.right.hooks ?? {})) {
+  for (const [event, groups] of Object.entries(decoded.success.hooks ?? {})) {
     groups.forEach((group, g) =>
       group.hooks.forEach((handler, h) => {
         if (handler.type !== "command") {
@@ -334,5 +364,5 @@ export const decode = (file: string, text: string, dialect: Dialect): Either.Eit
       })
     )
   }
-  return Either.right({ settings: decoded.right, warnings })
+  return Result.succeed({ settings: decoded.success, warnings })
 }

@@ -14,6 +14,7 @@ import type TreeSitterModule from "@vscode/tree-sitter-wasm"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
@@ -48,7 +49,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class ShellParser extends Context.Tag("effect-harness/Cli/settings/ShellParser")<ShellParser, Service>() {}
+export class ShellParser extends Context.Service<ShellParser, Service>()("effect-harness/Cli/settings/ShellParser") {}
 
 const resolvePackageFile = createRequire(import.meta.url)
 
@@ -124,15 +125,15 @@ export const make: Effect.Effect<Service> = Effect.gen(function*() {
   const language = yield* Effect.cached(
     load.pipe(
       Effect.tapError((e) => Effect.sync(() => void process.stderr.write(`effect-harness: ${e.message}\n`))),
-      Effect.either
+      Effect.result
     )
   )
   return ShellParser.of({
     analyze: (command) =>
       Effect.map(language, (loaded) =>
-        loaded._tag === "Left"
-          ? unavailable(loaded.left.message)
-          : ShellCommand.analyze(command, parserOf(loaded.right)))
+        Result.isFailure(loaded)
+          ? unavailable(loaded.failure.message)
+          : ShellCommand.analyze(command, parserOf(loaded.success)))
   })
 })
 

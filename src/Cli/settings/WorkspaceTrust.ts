@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
@@ -193,7 +193,7 @@ const readStore = (file: string, notice: (line: string) => Effect.Effect<void>):
       }
       return { workspaces: {} }
     }),
-    Effect.catchAll((e) => Effect.as(notice(`${e.message}; workspace approvals stored there are ignored`), { workspaces: {} }))
+    Effect.catch((e) => Effect.as(notice(`${e.message}; workspace approvals stored there are ignored`), { workspaces: {} }))
   )
 
 /**
@@ -263,7 +263,7 @@ export const decide = (options: DecideOptions): Effect.Effect<boolean> =>
       return false
     }
     yield* record(options.home, r, options.notice).pipe(
-      Effect.catchAll((e) => options.notice(`the workspace approval was not saved (${e.message}); it holds for this run only`))
+      Effect.catch((e) => options.notice(`the workspace approval was not saved (${e.message}); it holds for this run only`))
     )
     return true
   })
@@ -321,6 +321,6 @@ export const rerecord = (
     const r = yield* review(at, files)
     if (Option.isNone(r)) return
     yield* record(home, r.value, notice).pipe(
-      Effect.catchAll((e) => notice(`the workspace approval was not updated (${e.message})`))
+      Effect.catch((e) => notice(`the workspace approval was not updated (${e.message})`))
     )
   })

@@ -295,7 +295,7 @@ export const layer = (
             if (answer === false) return "reject" as const
             if (permissions._tag === "Some" && rule !== undefined) {
               yield* permissions.value.remember(rule, answer === "always-session" ? "session" : "project").pipe(
-                Effect.catchAll((e) =>
+                Effect.catch((e) =>
                   Effect.sync(() => void process.stderr.write(`effect-harness: the rule was not saved: ${e.message}\n`))
                 )
               )
@@ -357,7 +357,7 @@ const terminalAsk = (
   options: { readonly discardMs?: number }
 ) =>
 (question: string, details?: Rendered) =>
-  Effect.async<Answer>((resume) => {
+  Effect.callback<Answer>((resume) => {
     const discardMs = options.discardMs ?? (input.isTTY === true ? DEFAULT_DISCARD_MS : 0)
     const offersRule = details?.rule !== undefined
     const keys = `[y${offersRule ? "/a/p" : ""}${details !== undefined && details.hidden > 0 ? "/v" : ""}/N]`

@@ -127,12 +127,11 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  command: Schema.String.annotations({ description: "The bash command line to run" }),
-  timeout_ms: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1)).annotations({
+  command: Schema.String.annotate({ description: "The bash command line to run" }),
+  timeout_ms: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
       description: `Timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS}, at most ${MAX_TIMEOUT_MS})`
-    }),
-    { exact: true }
+    })
   )
 })
 
@@ -248,11 +247,11 @@ const spawn = (
         ToolError.make("SPAWN_FAILED", `cannot start ${options.shell}: ${e instanceof Error ? e.message : String(e)}`)
     })
     child.on("error", (e) => {
-      Deferred.unsafeDone(exited, Exit.fail(ToolError.make("SPAWN_FAILED", `cannot start ${options.shell}: ${e.message}`)))
-      Deferred.unsafeDone(closed, Exit.void)
+      Deferred.doneUnsafe(exited, Exit.fail(ToolError.make("SPAWN_FAILED", `cannot start ${options.shell}: ${e.message}`)))
+      Deferred.doneUnsafe(closed, Exit.void)
     })
-    child.on("exit", (code, signal) => Deferred.unsafeDone(exited, Exit.succeed({ code, signal })))
-    child.on("close", () => Deferred.unsafeDone(closed, Exit.void))
+    child.on("exit", (code, signal) => Deferred.doneUnsafe(exited, Exit.succeed({ code, signal })))
+    child.on("close", () => Deferred.doneUnsafe(closed, Exit.void))
     child.stdout?.on("data", (chunk: Buffer) => capture.push(chunk))
     return { child, pgid: child.pid ?? -1, exited, closed } satisfies Running
   })

@@ -32,8 +32,8 @@ import * as TextFile from "./internal/TextFile.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 
 /**
  * Largest file `edit` rewrites (16 MiB).
@@ -68,16 +68,15 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  file_path: Schema.String.annotations({
+  file_path: Schema.String.annotate({
     description: "Path of the file, relative to the workspace root or absolute inside it"
   }),
-  old_string: Schema.String.annotations({
+  old_string: Schema.String.annotate({
     description: "The exact text to replace; include enough surrounding lines to make it unique"
   }),
-  new_string: Schema.String.annotations({ description: "The replacement text (must differ from old_string)" }),
-  replace_all: Schema.optionalWith(
-    Schema.Boolean.annotations({ description: "Replace every occurrence instead of requiring exactly one" }),
-    { exact: true }
+  new_string: Schema.String.annotate({ description: "The replacement text (must differ from old_string)" }),
+  replace_all: Schema.optionalKey(
+    Schema.Boolean.annotate({ description: "Replace every occurrence instead of requiring exactly one" })
   )
 })
 

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import * as Path from "@effect/platform/Path"
+import * as Path from "effect/Path"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
@@ -25,7 +25,7 @@ import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
-import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 
 /**
  * Most paths returned.
@@ -60,14 +60,13 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  pattern: Schema.String.annotations({
+  pattern: Schema.String.annotate({
     description: "Glob pattern, matched against paths relative to `path`; use **/ to match at any depth"
   }),
-  path: Schema.optionalWith(
-    Schema.String.annotations({
+  path: Schema.optionalKey(
+    Schema.String.annotate({
       description: "Directory to search in, relative to the workspace root or absolute inside it (default: the root)"
-    }),
-    { exact: true }
+    })
   )
 })
 

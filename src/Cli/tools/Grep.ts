@@ -28,8 +28,8 @@ import * as Walk from "./internal/Walk.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 
 /**
  * Default number of matching lines returned.
@@ -88,28 +88,24 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  pattern: Schema.String.annotations({ description: "Regular expression to search for (JavaScript syntax)" }),
-  path: Schema.optionalWith(
-    Schema.String.annotations({
+  pattern: Schema.String.annotate({ description: "Regular expression to search for (JavaScript syntax)" }),
+  path: Schema.optionalKey(
+    Schema.String.annotate({
       description: "File or directory to search, relative to the workspace root or absolute inside it (default: the root)"
-    }),
-    { exact: true }
+    })
   ),
-  glob: Schema.optionalWith(
-    Schema.String.annotations({
+  glob: Schema.optionalKey(
+    Schema.String.annotate({
       description: "Only search files matching this glob, e.g. \"*.ts\" (file name) or \"src/**/*.{ts,tsx}\" (path)"
-    }),
-    { exact: true }
+    })
   ),
-  case_insensitive: Schema.optionalWith(
-    Schema.Boolean.annotations({ description: "Match case-insensitively (default false)" }),
-    { exact: true }
+  case_insensitive: Schema.optionalKey(
+    Schema.Boolean.annotate({ description: "Match case-insensitively (default false)" })
   ),
-  max_results: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1)).annotations({
+  max_results: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
       description: `Maximum number of matching lines to return (default ${DEFAULT_RESULTS}, at most ${MAX_RESULTS})`
-    }),
-    { exact: true }
+    })
   )
 })
 

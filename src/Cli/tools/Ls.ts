@@ -11,8 +11,8 @@
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
@@ -56,11 +56,10 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  path: Schema.optionalWith(
-    Schema.String.annotations({
+  path: Schema.optionalKey(
+    Schema.String.annotate({
       description: "Directory to list, relative to the workspace root or absolute inside it (default: the root)"
-    }),
-    { exact: true }
+    })
   )
 })
 

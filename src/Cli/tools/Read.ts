@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileIo from "./internal/FileIo.js"
@@ -29,7 +29,7 @@ import * as ReadFilter from "./ReadFilter.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
-import type * as Path from "@effect/platform/Path"
+import type * as Path from "effect/Path"
 
 /**
  * Default and maximum number of lines returned by one call.
@@ -80,20 +80,18 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  file_path: Schema.String.annotations({
+  file_path: Schema.String.annotate({
     description: "Path of the file, relative to the workspace root or absolute inside it"
   }),
-  offset: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1)).annotations({
+  offset: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
       description: "1-based line number to start reading at (default 1)"
-    }),
-    { exact: true }
+    })
   ),
-  limit: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(1)).annotations({
+  limit: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
       description: `Maximum number of lines to return (default and maximum ${MAX_LINES})`
-    }),
-    { exact: true }
+    })
   )
 })
 

@@ -29,7 +29,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class ReadFilter extends Context.Tag("effect-harness/Cli/tools/ReadFilter")<ReadFilter, Service>() {}
+export class ReadFilter extends Context.Service<ReadFilter, Service>()("effect-harness/Cli/tools/ReadFilter") {}
 
 /**
  * The filter in context, or one that hides nothing.

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type * as PlatformError from "@effect/platform/Error"
+import type * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
 
 /**
@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category models
  */
-export const BuiltinToolErrorCode = Schema.Literal(
+export const BuiltinToolErrorCode = Schema.Literals([
   "OUTSIDE_WORKSPACE",
   "NOT_FOUND",
   "NOT_A_FILE",
@@ -32,7 +32,7 @@ export const BuiltinToolErrorCode = Schema.Literal(
   "SEARCH_TIMEOUT",
   "SPAWN_FAILED",
   "IO_ERROR"
-)
+])
 
 /**
  * One of the codes of {@link BuiltinToolError}.
@@ -64,23 +64,23 @@ export const make = (code: BuiltinToolErrorCode, message: string): BuiltinToolEr
 
 /**
  * Maps a platform file-system failure on `display` (a workspace-relative path) to a readable
- * {@link BuiltinToolError}.
+ * {@link BuiltinToolError}: the wrapper's `reason` decides (`NotFound` → `NOT_FOUND`,
+ * `PermissionDenied` → `PERMISSION_DENIED`, any other system error or a bad argument → `IO_ERROR`).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fromPlatform = (error: PlatformError.PlatformError, display: string): BuiltinToolError => {
-  if (error._tag === "SystemError") {
-    switch (error.reason) {
-      case "NotFound":
-        return make("NOT_FOUND", `no such file or directory: ${display}`)
-      case "PermissionDenied":
-        return make("PERMISSION_DENIED", `permission denied: ${display}`)
-      default:
-        return make("IO_ERROR", `cannot access ${display}: ${error.reason}${errorDetail(error)}`)
-    }
+  const reason = error.reason
+  if (reason._tag === "BadArgument") return make("IO_ERROR", `cannot access ${display}: ${reason.message}`)
+  switch (reason._tag) {
+    case "NotFound":
+      return make("NOT_FOUND", `no such file or directory: ${display}`)
+    case "PermissionDenied":
+      return make("PERMISSION_DENIED", `permission denied: ${display}`)
+    default:
+      return make("IO_ERROR", `cannot access ${display}: ${reason._tag}${errorDetail(reason)}`)
   }
-  return make("IO_ERROR", `cannot access ${display}: ${error.message}`)
 }
 
 const errorDetail = (error: PlatformError.SystemError): string => {

@@ -22,8 +22,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -64,7 +64,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class Workspace extends Context.Tag("effect-harness/Cli/tools/Workspace")<Workspace, Service>() {}
+export class Workspace extends Context.Service<Workspace, Service>()("effect-harness/Cli/tools/Workspace") {}
 
 const isInside = (_path: Path.Path, root: string, candidate: string): boolean => SafeFs.isInside(root, candidate)
 

@@ -23,8 +23,8 @@ import * as TextFile from "./internal/TextFile.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"
 import * as Tool from "../../Loop/Tool.js"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 
 /**
  * The tool name.
@@ -51,10 +51,10 @@ export const description =
  * @category schemas
  */
 export const parameters = Schema.Struct({
-  file_path: Schema.String.annotations({
+  file_path: Schema.String.annotate({
     description: "Path of the file, relative to the workspace root or absolute inside it"
   }),
-  content: Schema.String.annotations({ description: "The complete new content of the file" })
+  content: Schema.String.annotate({ description: "The complete new content of the file" })
 })
 
 /**

@@ -3,24 +3,24 @@
  *
  * The tools' bodies need the {@link Workspace.Workspace} they are confined to plus the platform
  * `FileSystem` and `Path`; registering them (with {@link register} or {@link layer}) captures
- * those services, so the CLI provides `Workspace.layer(root)` and `NodeContext.layer` once.
+ * those services, so the CLI provides `Workspace.layer(root)` and `NodeServices.layer` once.
  *
  * @example
  * ```ts
  * const Tools = Layer.mergeAll(
  *   BuiltinTools.layer(),                       // registers the seven tools globally
- *   Layer.scopedDiscard(Approval.register(Approval.modeFor({ yes, interactive })))
+ *   Layer.effectDiscard(Approval.register(Approval.modeFor({ yes, interactive })))
  * ).pipe(
  *   Layer.provideMerge(ToolRuntime.layer().pipe(Layer.provide(Approval.layer(prompt)))),
  *   Layer.provide(Workspace.layer(cwd)),
- *   Layer.provide(NodeContext.layer)
+ *   Layer.provide(NodeServices.layer)
  * )
  * ```
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
+import type * as FileSystem from "effect/FileSystem"
+import type * as Path from "effect/Path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -111,7 +111,7 @@ export const names: ReadonlyArray<string> = ["read", "write", "edit", "ls", "glo
 export const register = (
   options: Options = {}
 ): Effect.Effect<void, ToolRegistry.DuplicateToolError, ToolRuntime.ToolRuntime | Requirements | Scope.Scope> =>
-  Effect.zipRight(
+  Effect.andThen(
     Effect.sync(() => Sandbox.announceFallback((bashOptions(options) ?? Bash.defaultOptions).sandbox)),
     Effect.forEach(tools(options), (tool) => ToolRuntime.registerTool(tool), { discard: true })
   )
@@ -125,4 +125,4 @@ export const register = (
 export const layer = (
   options: Options = {}
 ): Layer.Layer<never, ToolRegistry.DuplicateToolError, ToolRuntime.ToolRuntime | Requirements> =>
-  Layer.scopedDiscard(register(options))
+  Layer.effectDiscard(register(options))

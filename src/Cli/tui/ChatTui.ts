@@ -375,19 +375,19 @@ export const run = (context: Context) =>
         screen.editor.onSubmit = (text) => {
           if (text.trim() === "") return
           screen.editor.addToHistory(text)
-          Queue.unsafeOffer(inputs, { _tag: "Line", text })
+          Queue.offerUnsafe(inputs, { _tag: "Line", text })
         }
         screen.tui.addInputListener((data) => {
           if (matchesKey(data, "ctrl+c")) {
             if (!screen.running && screen.questions.length === 0 && screen.editor.getText() !== "") {
               screen.editor.setText("")
               screen.render()
-            } else Queue.unsafeOffer(interrupts, { _tag: "Interrupt" })
+            } else Queue.offerUnsafe(interrupts, { _tag: "Interrupt" })
             return { consume: true }
           }
           if (matchesKey(data, "ctrl+d") && screen.editor.getText() === "" && screen.questions.length === 0) {
             inputClosed = true
-            Queue.unsafeOffer(inputs, { _tag: "Eof" })
+            Queue.offerUnsafe(inputs, { _tag: "Eof" })
             return { consume: true }
           }
           screen.typedWhileAsked()
@@ -406,7 +406,7 @@ export const run = (context: Context) =>
     // a SIGINT from outside the terminal (kill -INT) counts as Ctrl-C
     yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const onSigint = () => Queue.unsafeOffer(interrupts, { _tag: "Interrupt" })
+        const onSigint = () => Queue.offerUnsafe(interrupts, { _tag: "Interrupt" })
         process.on("SIGINT", onSigint)
         return onSigint
       }),
@@ -424,7 +424,7 @@ export const run = (context: Context) =>
 
     const prompt: Approval.Prompt = Object.assign(
       (question: string, details?: Approval.Rendered) =>
-        Effect.async<Approval.Answer>((resume) => {
+        Effect.callback<Approval.Answer>((resume) => {
           if (inputClosed) return resume(Effect.succeed(undefined))
           const q = screen.ask(question, details, (answer) => resume(Effect.succeed(answer)))
           return Effect.sync(() => screen.withdraw(q))
@@ -443,14 +443,14 @@ export const run = (context: Context) =>
     const stopped = yield* Ref.make<Signals.Stop | undefined>(undefined)
 
     const program = Effect.gen(function*() {
-      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.CloseableScope } | undefined>(
+      const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.Closeable } | undefined>(
         undefined
       )
       const open = (session: Agent.SessionChoice, model: string) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
           const agent = yield* Chat.openAgent({ args, choice, session, model }).pipe(
-            Scope.extend(scope),
+            Scope.provide(scope),
             Effect.onError(() => Scope.close(scope, Exit.void))
           )
           const previous = yield* Ref.getAndSet(current, { agent, scope })
@@ -466,7 +466,7 @@ export const run = (context: Context) =>
               screen.view.onEvent(event)
               screen.render()
             })
-          ).pipe(Scope.extend(scope))
+          ).pipe(Scope.provide(scope))
           yield* agent.statusChanges.pipe(
             Stream.changes,
             Stream.runForEach((status) =>
@@ -500,7 +500,7 @@ export const run = (context: Context) =>
           }
           agent = yield* open(session, model)
         }).pipe(
-          Effect.catchAll((e) =>
+          Effect.catch((e) =>
             Effect.gen(function*() {
               screen.notice(`error: ${e.message}`, style.red)
               if ((yield* Ref.get(current)) === undefined) agent = yield* open({ _tag: "Resume", id: agent.id }, screen.model)
@@ -547,7 +547,7 @@ export const run = (context: Context) =>
           if (name === "/compact") {
             screen.notice("compacting…")
             yield* agent.compact(rest === "" ? {} : { instructions: rest }).pipe(
-              Effect.catchAll((e) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red)))
+              Effect.catch((e) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red)))
             )
             continue
           }
@@ -579,7 +579,7 @@ export const run = (context: Context) =>
         }
         const content = [ContentBlock.text(input.text)]
         yield* (idle ? agent.send(content) : agent.steer(content)).pipe(
-          Effect.catchAll((e) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red)))
+          Effect.catch((e) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red)))
         )
       }
       yield* SaveCheck.ensureSaved(agent.id)

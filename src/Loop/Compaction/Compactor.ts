@@ -246,15 +246,15 @@ const ask = (rt: Runtime, request: GenerateOptions, signal: StepSignal.StepSigna
   Effect.map(
     StepSignal.interruptible(
       signal,
-      Effect.either(rt.llm.stream(request).pipe(Stream.run(BlockAssembler.sink)))
+      Effect.result(rt.llm.stream(request).pipe(Stream.run(BlockAssembler.sink)))
     ),
     Option.map((either): Answer => {
-      if (either._tag === "Left") {
-        const e = either.left
+      if (either._tag === "Failure") {
+        const e = either.failure
         const code = (e as { readonly code?: unknown }).code
         return { _tag: "Bad", code: typeof code === "string" ? code : "UNKNOWN", message: e.message, raw: "", usage: undefined }
       }
-      const r = either.right
+      const r = either.success
       const raw = ContentBlocks.flattenText(r.blocks.filter((b) => b.type === "text"))
       if (r.finish.kind === "error") {
         return { _tag: "Bad", code: r.finish.code ?? "COMPACTION_SUMMARY_FAILED", message: r.finish.message, raw, usage: r.usage }

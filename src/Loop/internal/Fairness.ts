@@ -1,9 +1,13 @@
 /**
- * Event-loop fairness while agents run (issue 20). Effect's default scheduler runs fiber tasks in
- * microtasks and falls back to a timer only after 2,048 rounds per fiber, so many busy fibers (agents
- * streaming flat out, write completions resuming many fibers at once, a burst of turn starts) keep the
+ * Event-loop fairness while agents run (issue 20). Effect 3's default scheduler ran fiber tasks in
+ * microtasks and fell back to a timer only after 2,048 rounds per fiber, so many busy fibers (agents
+ * streaming flat out, write completions resuming many fibers at once, a burst of turn starts) kept the
  * main thread in one microtask drain: Node's timers and I/O of everything else in the process (an HTTP
- * server, heartbeats, other agents' sockets) wait.
+ * server, heartbeats, other agents' sockets) waited. Effect 4's default scheduler runs a fiber's tasks in a
+ * `setImmediate`, and resumes a waiting fiber synchronously inside the callback that completes what it waits
+ * for (I/O, `Deferred`, queues): such resumptions bypass any scheduler, so only yields and forks go through
+ * {@link scheduler}. Whether it still beats Effect 4's default is open (decision 0023: measure `agents.n-*`
+ * on a quiet machine); the per-batch {@link due} / {@link yieldNow} of the consumer stays either way.
  *
  * Two parts share one process-wide clock ({@link due}: {@link budgetMs} passed since the event loop last
  * got a turn, as far as this module knows):
@@ -23,9 +27,7 @@
  * @since 0.2.0
  */
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
-import type * as Scheduler from "effect/Scheduler"
+import * as Scheduler from "effect/Scheduler"
 
 /**
  * Main-thread time after which the loop lets the event loop run (milliseconds).
@@ -36,8 +38,7 @@ import type * as Scheduler from "effect/Scheduler"
 export const budgetMs = 4
 
 /**
- * Operations a fiber on {@link scheduler} runs before it goes back to the queue (Effect's default is
- * 2,048, read from a fiber ref on every operation; a constant here).
+ * Operations a fiber on {@link scheduler} runs before it goes back to the queue (a constant, as in v3).
  *
  * @since 0.2.0
  * @category constants
@@ -84,7 +85,7 @@ export const due = (): boolean => performance.now() - lastTurn >= budgetMs
  * @since 0.2.0
  * @category utils
  */
-export const yieldNow: Effect.Effect<void> = Effect.async<void>((resume) => {
+export const yieldNow: Effect.Effect<void> = Effect.callback<void>((resume) => {
   const f = () => resume(Effect.void)
   onNextTurn(f)
   return Effect.sync(() => {
@@ -98,20 +99,29 @@ const TURN = 2
 const RUNNING = 3
 
 /**
- * The time-budgeted scheduler (see the module doc). Task priorities are not ordered: tasks run in the
- * order they were scheduled.
+ * The time-budgeted dispatcher (see the module doc), one for the whole process: every fiber on
+ * {@link scheduler} gets this same dispatcher, so tasks of all agents share one FIFO queue and one
+ * budget. Task priorities are not ordered: tasks run in the order they were scheduled.
+ *
+ * Effect 4 port: Effect 4's scheduler is a `Context.Reference` (`Scheduler.Scheduler`) whose
+ * `makeDispatcher()` is called once per fiber; the v3 `scheduleTask` queue becomes this dispatcher.
  */
-class FairScheduler implements Scheduler.Scheduler {
-  private queue: Array<Scheduler.Task> = []
+class FairDispatcher implements Scheduler.SchedulerDispatcher {
+  private queue: Array<() => void> = []
   private state: typeof IDLE | typeof MICRO | typeof TURN | typeof RUNNING = IDLE
 
-  shouldYield(fiber: Fiber.RuntimeFiber<unknown, unknown>): number | false {
-    return fiber.currentOpCount > maxOpsBeforeYield ? fiber.getFiberRef(FiberRef.currentSchedulingPriority) : false
-  }
-
-  scheduleTask(task: Scheduler.Task): void {
+  scheduleTask(task: () => void, _priority: number): void {
     this.queue.push(task)
     if (this.state === IDLE) this.schedule()
+  }
+
+  /** Runs everything queued now (Effect calls it for a synchronous run). */
+  flush(): void {
+    while (this.queue.length > 0) {
+      const round = this.queue
+      this.queue = []
+      for (let i = 0; i < round.length; i++) round[i]!()
+    }
   }
 
   private schedule(): void {
@@ -126,9 +136,10 @@ class FairScheduler implements Scheduler.Scheduler {
 
   /**
    * One round: the tasks queued when it starts, in order, until the budget is spent (tasks they schedule
-   * wait for the next round, as with Effect's default scheduler, so promise callbacks run in between).
+   * wait for the next round, so promise callbacks run in between).
    */
   private readonly run = (): void => {
+    if (this.state !== MICRO && this.state !== TURN) return
     this.state = RUNNING
     const round = this.queue
     this.queue = []
@@ -147,21 +158,28 @@ class FairScheduler implements Scheduler.Scheduler {
   }
 }
 
+const dispatcher = new FairDispatcher()
+
+class FairScheduler implements Scheduler.Scheduler {
+  readonly executionMode = "async" as const
+  shouldYield(fiber: { readonly currentOpCount: number }): boolean {
+    return fiber.currentOpCount >= maxOpsBeforeYield
+  }
+  makeDispatcher(): Scheduler.SchedulerDispatcher {
+    return dispatcher
+  }
+}
+
 /**
- * The scheduler the agent loop runs its fibers on (`Effect.withScheduler`): fiber tasks run in
- * microtasks while the process-wide budget lasts, then wait for the next event-loop turn. Shared by
- * every agent in the process.
- *
- * @since 0.2.0
- * @category schedulers
+ * The scheduler the agent loop runs its fibers on: fiber tasks run in microtasks while the
+ * process-wide budget lasts, then wait for the next event-loop turn. Shared by every agent in the
+ * process.
  */
 export const scheduler: Scheduler.Scheduler = new FairScheduler()
 
 /**
- * Runs `self` (and every fiber it forks) on {@link scheduler}.
- *
- * @since 0.2.0
- * @category combinators
+ * Runs `self` (and every fiber it forks) on {@link scheduler}: Effect 4 takes the scheduler from the
+ * context (`Scheduler.Scheduler` is a `Context.Reference`), so this is `provideService`.
  */
 export const fair = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withScheduler(self, scheduler)
+  Effect.provideService(self, Scheduler.Scheduler, scheduler)

@@ -216,8 +216,8 @@ export const describe = (value: unknown): { readonly message: string; readonly c
  * @category utils
  */
 export const toTurnFailure = (step: number) => (cause: Cause.Cause<unknown>): Effect.Effect<never, TurnFailure> => {
-  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-  const failure = Cause.failureOption(cause)
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const failure = Cause.findErrorOption(cause)
   const value = Option.isSome(failure) ? failure.value : Cause.squash(cause)
   if (value instanceof TurnFailure) return Effect.fail(value)
   const { message, code } = describe(value)
@@ -258,7 +258,8 @@ export const abortReason = (rt: Runtime, signal: StepSignal.StepSignal | undefin
 
 /**
  * Waits until the agent is idle with nothing queued (at once when it already is; until disposal
- * ends when it is disposed). An interrupted caller is removed from the waiters at once.
+ * ends when it is disposed). An interrupted caller is removed from the waiters at once. A released
+ * caller goes on after the driver's going-idle step (its `status` observers) has run.
  *
  * @since 0.1.0
  * @category utils
@@ -279,6 +280,9 @@ export const awaitIdle = (state: Ref.Ref<AgentState>, exited: Deferred.Deferred<
             Ref.update(state, (s) => ({ ...s, idleWaiters: s.idleWaiters.filter((w) => w !== waiter) }))
           )
         )
+        // Effect 4 resumes a waiter synchronously inside the driver's `Deferred.succeed`: yield once so the driver
+        // finishes going idle (its `status` observers, L-6) before the caller goes on, as v3's scheduled resume did
+        yield* Effect.yieldNow
       }
     })
   )

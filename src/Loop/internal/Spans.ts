@@ -6,7 +6,7 @@
  * @since 0.2.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as BlockAssembler from "../../Llm/BlockAssembler.js"
@@ -15,6 +15,9 @@ import type * as Message from "../../Llm/Message.js"
 import type { GenerateOptions } from "../../Llm/Message.js"
 import * as Retry from "../../Llm/Retry.js"
 import type * as Tool from "../Tool.js"
+
+/** A stack trace in these spans would name this module, never the caller's code. */
+const noStackTrace = { captureStackTrace: false } as const
 
 /**
  * Wraps one turn in an `invoke_agent` span. Every span opened inside the turn (requests, tools, retries, hooks,
@@ -33,8 +36,7 @@ export const turn = <A, E, R>(
     `invoke_agent ${GenAi.agentName}`,
     {
       kind: "internal",
-      // a stack trace here would name this module, never the caller's code
-      captureStackTrace: false,
+      ...noStackTrace,
       attributes: {
         [GenAi.Attr.operationName]: "invoke_agent",
         [GenAi.Attr.agentName]: GenAi.agentName,
@@ -59,7 +61,7 @@ export const turnEnded = (reason: { readonly kind: string; readonly code?: strin
   )
 
 /** What a model request produced, as the loop sees it: `None` = interrupted by the step signal. */
-type Consumed<E> = Option.Option<Either.Either<BlockAssembler.Assembled, E>>
+type Consumed<E> = Option.Option<Result.Result<BlockAssembler.Assembled, E>>
 
 /**
  * What a request's span also needs from the loop: the price of a usage record, and where a retry is recorded.
@@ -90,18 +92,13 @@ export const chat = <E extends { readonly code?: string }, R>(
   effect: Effect.Effect<Consumed<E>, never, R>,
   options: ChatOptions = {}
 ): Effect.Effect<Consumed<E>, never, R> => {
-  const base = {
-    [GenAi.Attr.operationName]: "chat",
-    [GenAi.Attr.providerName]: request.provider,
-    [GenAi.Attr.requestModel]: request.model
-  }
   return Effect.gen(function*() {
     const capture = yield* GenAi.CaptureContent
     const outer = yield* Retry.Notices
     let retries = 0
     const notices = (notice: Retry.RetryNotice) =>
-      Effect.zipRight(
-        Effect.zipRight(Effect.sync(() => retries++), outer(notice)),
+      Effect.andThen(
+        Effect.andThen(Effect.sync(() => retries++), outer(notice)),
         options.onRetry === undefined ? Effect.void : options.onRetry(notice)
       )
     const started = performance.now()
@@ -116,10 +113,10 @@ export const chat = <E extends { readonly code?: string }, R>(
     let errorType: string | undefined
     if (Option.isNone(consumed)) {
       errorType = "cancelled"
-    } else if (Either.isLeft(consumed.value)) {
-      errorType = consumed.value.left.code ?? "error"
+    } else if (Result.isFailure(consumed.value)) {
+      errorType = consumed.value.failure.code ?? "error"
     } else {
-      const response = consumed.value.right
+      const response = consumed.value.success
       Object.assign(attributes, GenAi.usageAttributes(response.usage), GenAi.responseIdentity(response.replayState))
       if (attributes[GenAi.Attr.responseModel] === undefined) attributes[GenAi.Attr.responseModel] = request.model
       attributes[GenAi.Attr.responseFinishReasons] = [GenAi.finishReasonName(response.finish)]
@@ -142,31 +139,31 @@ export const chat = <E extends { readonly code?: string }, R>(
     Effect.annotateSpans(GenAi.Attr.step, position.step),
     Effect.withSpan(`chat ${request.model}`, {
       kind: "client",
-      // a stack trace here would name this module, never the caller's code
-      captureStackTrace: false,
       attributes: {
-        ...base,
+        ...requestAttributes(request),
         [GenAi.Attr.conversationId]: request.sessionId ?? "",
         [GenAi.Attr.turn]: position.turn,
         [GenAi.Attr.step]: position.step
       }
-    })
+    }, noStackTrace)
   )
 }
 
-const tagRequest = (request: GenerateOptions) => <Type, In, Out>(metric: Metric.Metric<Type, In, Out>) =>
-  metric.pipe(
-    Metric.tagged(GenAi.Attr.operationName, "chat"),
-    Metric.tagged(GenAi.Attr.providerName, request.provider),
-    Metric.tagged(GenAi.Attr.requestModel, request.model)
-  )
-
-const makeChatMetrics = (request: GenerateOptions) => ({
-  inputTokens: GenAi.tokenUsage.pipe(Metric.tagged("gen_ai.token.type", "input"), tagRequest(request)),
-  outputTokens: GenAi.tokenUsage.pipe(Metric.tagged("gen_ai.token.type", "output"), tagRequest(request)),
-  duration: GenAi.operationDuration.pipe(tagRequest(request)),
-  timeToFirstChunk: GenAi.timeToFirstChunk.pipe(tagRequest(request))
+const requestAttributes = (request: GenerateOptions) => ({
+  [GenAi.Attr.operationName]: "chat",
+  [GenAi.Attr.providerName]: request.provider,
+  [GenAi.Attr.requestModel]: request.model
 })
+
+const makeChatMetrics = (request: GenerateOptions) => {
+  const attributes = requestAttributes(request)
+  return {
+    inputTokens: GenAi.tokenUsage.pipe(Metric.withAttributes({ ...attributes, "gen_ai.token.type": "input" })),
+    outputTokens: GenAi.tokenUsage.pipe(Metric.withAttributes({ ...attributes, "gen_ai.token.type": "output" })),
+    duration: GenAi.operationDuration.pipe(Metric.withAttributes(attributes)),
+    timeToFirstChunk: GenAi.timeToFirstChunk.pipe(Metric.withAttributes(attributes))
+  }
+}
 
 /** The tagged metrics of a route, built once per provider and model (a tagged metric builds and hashes its key). */
 const chatMetricsByRoute = new Map<string, ReturnType<typeof makeChatMetrics>>()
@@ -207,15 +204,13 @@ export const tool = <S extends WithResult, R>(
     if (capture && result !== undefined) attributes[GenAi.Attr.toolResult] = JSON.stringify(result.content)
     yield* Effect.annotateCurrentSpan(attributes)
     yield* Metric.update(
-      GenAi.toolDuration.pipe(Metric.tagged(GenAi.Attr.toolName, info.name)),
+      GenAi.toolDuration.pipe(Metric.withAttributes({ [GenAi.Attr.toolName]: info.name })),
       (performance.now() - started) / 1000
     )
     return stage
   }).pipe(
     Effect.withSpan(`execute_tool ${info.name}`, {
       kind: "internal",
-      // a stack trace here would name this module, never the caller's code
-      captureStackTrace: false,
       attributes: {
         [GenAi.Attr.operationName]: "execute_tool",
         [GenAi.Attr.toolName]: info.name,
@@ -224,7 +219,7 @@ export const tool = <S extends WithResult, R>(
         [GenAi.Attr.turn]: info.turn,
         [GenAi.Attr.step]: info.step
       }
-    })
+    }, noStackTrace)
   )
 
 /** A compaction's outcome as its span reports it. */

@@ -82,6 +82,6 @@ export const chatOptions = (
       }
     }).pipe(
       Effect.asVoid,
-      Effect.catchAll((error) => Effect.logWarning("could not log a model request retry in the session", error))
+      Effect.catch((error) => Effect.logWarning("could not log a model request retry in the session", error))
     )
 })

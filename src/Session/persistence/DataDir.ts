@@ -20,14 +20,13 @@
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as path from "node:path"
 
 const optionalAbsolute = (name: string): Config.Config<Option.Option<string>> =>
-  Config.option(Config.string(name)).pipe(
+  Config.option(Config.String(name)).pipe(
     Config.map(Option.filter((value) => value.length > 0 && path.isAbsolute(value)))
   )
 
@@ -37,8 +36,8 @@ const optionalAbsolute = (name: string): Config.Config<Option.Option<string>> =>
  * @since 0.1.0
  * @category constructors
  */
-export const harnessHome: Effect.Effect<string, ConfigError.ConfigError> = Effect.gen(function*() {
-  const explicit = yield* Config.option(Config.string("EFFECT_HARNESS_HOME"))
+export const harnessHome: Effect.Effect<string, Config.ConfigError> = Effect.gen(function*() {
+  const explicit = yield* Config.option(Config.String("EFFECT_HARNESS_HOME"))
   if (Option.isSome(explicit) && explicit.value.length > 0) return path.resolve(explicit.value)
   const home = yield* Effect.sync(() => os.homedir())
   switch (process.platform) {
@@ -61,7 +60,7 @@ export const harnessHome: Effect.Effect<string, ConfigError.ConfigError> = Effec
  * @since 0.1.0
  * @category constructors
  */
-export const sessionsRoot: Effect.Effect<string, ConfigError.ConfigError> = Effect.map(
+export const sessionsRoot: Effect.Effect<string, Config.ConfigError> = Effect.map(
   harnessHome,
   (home) => path.join(home, "sessions")
 )
@@ -72,7 +71,7 @@ export const sessionsRoot: Effect.Effect<string, ConfigError.ConfigError> = Effe
  * @since 0.1.0
  * @category constructors
  */
-export const sqliteFile: Effect.Effect<string, ConfigError.ConfigError> = Effect.map(
+export const sqliteFile: Effect.Effect<string, Config.ConfigError> = Effect.map(
   harnessHome,
   (home) => path.join(home, "sessions.sqlite")
 )

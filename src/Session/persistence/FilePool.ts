@@ -15,11 +15,11 @@
  *
  * @since 0.1.0
  */
-import type * as PlatformError from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
+import * as Semaphore from "effect/Semaphore"
 import * as Scope from "effect/Scope"
 
 /**
@@ -54,7 +54,7 @@ export interface FilePool {
 
 interface Handle {
   readonly file: FileSystem.File
-  readonly scope: Scope.CloseableScope
+  readonly scope: Scope.Closeable
 }
 
 /**
@@ -65,27 +65,24 @@ interface Handle {
  */
 export const make = (max: number): FilePool => {
   const bound = Math.max(1, Math.floor(max))
-  const permits = Effect.unsafeMakeSemaphore(bound)
+  const permits = Semaphore.makeUnsafe(bound)
   /** idle handles, least recently used first (Map iteration order) */
   const idle = new Map<string, Handle>()
   let active = 0
 
   /**
-   * Closes a handle in a child fiber of its own (awaited, uninterruptibly). A scope's finalizer runs
-   * with the FiberRefs of the fiber that opened the file, and leaves their history (each FiberRef's
-   * stack of values) in the fiber that runs it. Closed inline by another session's fiber (an LRU
-   * eviction), every eviction would chain the opener's history onto the evicting driver's, which keeps
-   * the contexts (spans, services) of every turn of every agent so linked alive (issue 20).
+   * Closes a handle inline, uninterruptibly. (Effect 3 closed it in a child fiber: a finalizer left
+   * the opener's FiberRef stacks in the fiber that ran it, issue 20 / decision 0020; Effect 4 has no
+   * FiberRef stacks, decision 0023.)
    */
-  const closeHandle = (h: Handle): Effect.Effect<void> =>
-    Effect.uninterruptible(Effect.asVoid(Effect.flatMap(Effect.fork(Scope.close(h.scope, Exit.void)), Fiber.await)))
+  const closeHandle = (h: Handle): Effect.Effect<void> => Effect.uninterruptible(Scope.close(h.scope, Exit.void))
 
   /** closes least recently used idle handles until one more descriptor fits */
   const makeRoom: Effect.Effect<void> = Effect.suspend(() => {
     if (idle.size + active <= bound) return Effect.void
     const [key, h] = idle.entries().next().value!
     idle.delete(key)
-    return Effect.zipRight(closeHandle(h), makeRoom)
+    return Effect.andThen(closeHandle(h), makeRoom)
   })
 
   const enter = Effect.suspend(() => {
@@ -110,7 +107,7 @@ export const make = (max: number): FilePool => {
           return Effect.gen(function*() {
             yield* enter
             const scope = yield* Scope.make()
-            const file = yield* Scope.extend(open, scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
+            const file = yield* Scope.provide(open, scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
             return { file, scope }
           }).pipe(Effect.onError(() => leave))
         }),

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 
 /**
  * The longest accepted encoded name (characters, all ASCII).
@@ -50,8 +50,8 @@ const escapeUnit = (unit: number): string => `~${unit.toString(16).padStart(4, "
  * @since 0.1.0
  * @category constructors
  */
-export const encode = (id: string): Either.Either<string, EncodeFailure> => {
-  if (id.length === 0) return Either.left("empty")
+export const encode = (id: string): Result.Result<string, EncodeFailure> => {
+  if (id.length === 0) return Result.fail("empty")
   let out: string
   if (id === "." || id === "..") {
     out = escapeUnit(0x2e).repeat(id.length)
@@ -62,7 +62,7 @@ export const encode = (id: string): Either.Either<string, EncodeFailure> => {
       out += keep(unit) ? id[i] : escapeUnit(unit)
     }
   }
-  return out.length > MAX_ENCODED_LENGTH ? Either.left("too-long") : Either.right(out)
+  return out.length > MAX_ENCODED_LENGTH ? Result.fail("too-long") : Result.succeed(out)
 }
 
 const escapeRe = /^~[0-9a-f]{4}/

@@ -71,14 +71,14 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as PlatformError from "@effect/platform/Error"
+import * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import type * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import type * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as crypto from "node:crypto"
 import * as NodeFs from "node:fs"
@@ -117,8 +117,9 @@ export interface Options {
   /**
    * Write a batch that needs no fsync with one synchronous `write(2)` on the log's open descriptor,
    * in the appending fiber's step (issue 20), instead of a round trip through the thread pool;
-   * fsyncs stay asynchronous. Needs the file system to be Node's (its handles' `fd` must be real):
-   * {@link layer} turns it on, {@link make} (any `FileSystem`) leaves it off unless asked.
+   * fsyncs stay asynchronous. Needs the file system to be Node's (its handles carry the OS
+   * descriptor; with any other `File` every batch takes the effectful path): {@link layer} turns it
+   * on, {@link make} (any `FileSystem`) leaves it off unless asked.
    */
   readonly writeNow?: boolean
   /**
@@ -189,8 +190,9 @@ interface Entry {
   readonly underLock: boolean
 }
 
-const isReason = (e: PlatformError.PlatformError, reason: string): boolean =>
-  e._tag === "SystemError" && e.reason === reason
+/** v4: a `PlatformError` wraps its `reason`; a system error's kind is the reason's `_tag` */
+const isReason = (e: PlatformError.PlatformError, reason: PlatformError.SystemErrorTag): boolean =>
+  e.reason._tag === reason
 
 /** `.<encoded id>.jsonl.<24 hex token>.tmp`: a first write's temporary file */
 const orphanRe = /^\.(.+)\.jsonl\.[0-9a-f]{24}\.tmp$/
@@ -198,8 +200,8 @@ const orphanRe = /^\.(.+)\.jsonl\.[0-9a-f]{24}\.tmp$/
 const notFound = (id: string): SessionError.SessionError =>
   SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} is not stored`, { sessionId: id })
 
-const encodeId = (id: string): Either.Either<string, SessionError.SessionError> =>
-  Either.mapLeft(IdEncoding.encode(id), (why) =>
+const encodeId = (id: string): Result.Result<string, SessionError.SessionError> =>
+  Result.mapError(IdEncoding.encode(id), (why) =>
     SessionError.make(
       "INVALID_EVENT",
       why === "empty"
@@ -207,6 +209,14 @@ const encodeId = (id: string): Either.Either<string, SessionError.SessionError> 
         : `session id is too long for a file name (encoded > ${IdEncoding.MAX_ENCODED_LENGTH} characters)`,
       { sessionId: id }
     ))
+
+/**
+ * The OS descriptor of an open file when the file system is Node's: `NodeFileSystem`'s handles
+ * carry it as `fd` at run time, but Effect 4 took it out of the public `File` type, so it is read
+ * with a guard; `undefined` for any other `File` (then `append.now` answers `"later"`).
+ */
+const descriptorOf = (handle: FileSystem.File): number | undefined =>
+  "fd" in handle && typeof handle.fd === "number" ? handle.fd : undefined
 
 const utf8 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
 
@@ -232,7 +242,7 @@ export const parseLog = (
   bytes: Uint8Array,
   file: string,
   id: string
-): Either.Either<JsonlReader.ParsedLog, SessionError.SessionError> => JsonlReader.parse(bytes, file, id)
+): Result.Result<JsonlReader.ParsedLog, SessionError.SessionError> => JsonlReader.parse(bytes, file, id)
 
 // ---------------------------------------------------------------------------------------------
 // the service
@@ -245,7 +255,7 @@ export const parseLog = (
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<Service & Tracked.WithTracked, ConfigError.ConfigError, FileSystem.FileSystem> =>
+): Effect.Effect<Service & Tracked.WithTracked, Config.ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const root = path.resolve(options.root ?? (yield* DataDir.sessionsRoot))
@@ -275,9 +285,9 @@ export const make = (
     const fileIn = (bucket: string, encoded: string) => path.join(root, bucket, `${encoded}.jsonl`)
 
     const locate = (header: SessionHeader): Location | undefined =>
-      Either.match(IdEncoding.encode(header.id), {
-        onLeft: () => undefined,
-        onRight: (encoded) => ({ kind: KIND, path: fileIn(bucketOf(header.cwd), encoded) })
+      Result.match(IdEncoding.encode(header.id), {
+        onFailure: () => undefined,
+        onSuccess: (encoded) => ({ kind: KIND, path: fileIn(bucketOf(header.cwd), encoded) })
       })
 
     const buckets: Effect.Effect<ReadonlyArray<string>, SessionError.SessionError> = pool.withSlot(fs.readDirectory(root)).pipe(
@@ -292,7 +302,7 @@ export const make = (
     /** the stored log of an id in any bucket, or undefined */
     const findStored = (id: string): Effect.Effect<string | undefined, SessionError.SessionError> =>
       Effect.gen(function*() {
-        const encoded = yield* encodeId(id)
+        const encoded = yield* Effect.fromResult(encodeId(id))
         const entry = entries.get(id)
         if (entry !== undefined && entry.stored && (yield* fileExists(entry.path))) return entry.path
         for (const bucket of yield* buckets) {
@@ -320,7 +330,7 @@ export const make = (
     const fsyncDirectory = (dir: string) =>
       pool.withSlot(Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync))).pipe(
         // contained: some platforms and file systems cannot fsync a directory ("if possible", D-9)
-        Effect.catchAll((e) => Effect.logDebug(`could not fsync directory ${dir}`, e))
+        Effect.catch((e) => Effect.logDebug(`could not fsync directory ${dir}`, e))
       )
 
     const removeIfPresent = (file: string) =>
@@ -345,7 +355,7 @@ export const make = (
           Effect.flatMap(fs.open(tmp, { flag: "r" }), (handle) => JsonlReader.read(handle, tmp, id, readOptions))
         )).pipe(Effect.mapError(ioError(tmp, "read")))
         // complete: nothing dropped (a last line without its newline is an incomplete record)
-        const complete = Either.isRight(parsed) && parsed.right.dropped === 0
+        const complete = Result.isSuccess(parsed) && parsed.success.dropped === 0
         if (complete && !(yield* fileExists(final))) {
           yield* fs.link(tmp, final).pipe(
             Effect.catchIf((e) => isReason(e, "AlreadyExists"), () => Effect.void),
@@ -355,7 +365,7 @@ export const make = (
         }
         yield* removeIfPresent(tmp)
         yield* fsyncDirectory(dir)
-      }).pipe(Effect.catchAll((e) => Effect.logWarning(`could not recover ${path.join(dir, name)}: ${e.message}`)))
+      }).pipe(Effect.catch((e) => Effect.logWarning(`could not recover ${path.join(dir, name)}: ${e.message}`)))
 
     /** Recovers the orphaned temporary files in a bucket (of one encoded id, or all). */
     const recoverOrphans = (dir: string, names: ReadonlyArray<string>, only?: string) =>
@@ -369,7 +379,7 @@ export const make = (
     /** Recovers the orphans of one id in every bucket (before a writer loads it). */
     const recoverOrphansOf = (id: string) =>
       Effect.gen(function*() {
-        const encoded = yield* encodeId(id)
+        const encoded = yield* Effect.fromResult(encodeId(id))
         for (const bucket of yield* buckets) {
           const dir = path.join(root, bucket)
           const names = yield* pool.withSlot(fs.readDirectory(dir)).pipe(
@@ -394,7 +404,7 @@ export const make = (
           Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
           Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(file, "read")(e)))
         ),
-        (parsed) => parsed
+        Effect.fromResult
       )
 
     /** A read-only snapshot: no lock, no write; repair in memory (DEC-11 readers). */
@@ -416,7 +426,7 @@ export const make = (
           if (entries.get(id)?.stored === true) entries.delete(id)
           return yield* Effect.fail(notFound(id))
         }
-        yield* Lock.check(lockStore(yield* encodeId(id)), id)
+        yield* Lock.check(lockStore(yield* Effect.fromResult(encodeId(id))), id)
         const parsed = yield* readParsed(id, file)
         const closers = Repair.repair(parsed.events)
         let size = parsed.keepBytes
@@ -426,7 +436,7 @@ export const make = (
             Effect.gen(function*() {
               const handle = yield* fs.open(file, { flag: "r+" })
               if (parsed.dropped > 0) yield* handle.truncate(parsed.keepBytes)
-              yield* handle.seek(parsed.keepBytes, "start")
+              yield* handle.seek(BigInt(parsed.keepBytes), "start")
               if (tail.byteLength > 0) yield* handle.writeAll(tail)
               yield* handle.sync
             })
@@ -486,7 +496,7 @@ export const make = (
                 : saveFailed(entry.path, "publish", id)(e)
             )
           )
-        }).pipe(Effect.ensuring(removeIfPresent(tmp).pipe(Effect.catchAll((e) => Effect.logWarning(e.message)))))
+        }).pipe(Effect.ensuring(removeIfPresent(tmp).pipe(Effect.catch((e) => Effect.logWarning(e.message)))))
         yield* fsyncDirectory(dir)
         // the bucket itself may be new
         yield* fsyncDirectory(root)
@@ -519,11 +529,11 @@ export const make = (
         const bytes = Buffer.from(text, "utf8")
         const before = entry.size
         yield* withHandle(entry, (handle) =>
-          (sync ? Effect.zipRight(handle.writeAll(bytes), handle.sync) : handle.writeAll(bytes)).pipe(
+          (sync ? Effect.andThen(handle.writeAll(bytes), handle.sync) : handle.writeAll(bytes)).pipe(
             Effect.tapError(() =>
               // drop whatever part of the batch reached the file (D-9)
-              Effect.zipRight(handle.truncate(before), handle.sync).pipe(
-                Effect.catchAll((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
+              Effect.andThen(handle.truncate(before), handle.sync).pipe(
+                Effect.catch((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
               )
             )
           )).pipe(Effect.mapError(saveFailed(entry.path, "append to", entry.header.id)))
@@ -556,14 +566,14 @@ export const make = (
         let sync = false
         for (const p of group) {
           const valid = entry === undefined
-            ? Either.left(notFound(id))
+            ? Result.fail(notFound(id))
             : Records.validateBatch(id, p.events, entry.nextSeq + events.length)
-          if (Either.isLeft(valid)) {
-            yield* Deferred.fail(p.done, valid.left)
+          if (Result.isFailure(valid)) {
+            yield* Deferred.fail(p.done, valid.failure)
             continue
           }
           accepted.push(p)
-          for (const e of valid.right) events.push(e)
+          for (const e of valid.success) events.push(e)
           sync ||= p.sync
         }
         if (entry === undefined || accepted.length === 0) return
@@ -604,7 +614,7 @@ export const make = (
               queues.delete(id)
               return Effect.forEach([...mine, ...left], (p) => Deferred.failCause(p.done, cause), { discard: true })
             })
-          return Effect.zipRight(
+          return Effect.andThen(
             Effect.uninterruptible(Effect.onError(drain(mine), strand)),
             Deferred.await(done)
           )
@@ -638,8 +648,8 @@ export const make = (
             entry = entries.get(id)!
           }
         }
-        const events = yield* Records.validateBatch(id, input, entry.nextSeq)
-        if (!held.has(id)) yield* Lock.check(lockStore(yield* encodeId(id)), id)
+        const events = yield* Effect.fromResult(Records.validateBatch(id, input, entry.nextSeq))
+        if (!held.has(id)) yield* Lock.check(lockStore(yield* Effect.fromResult(encodeId(id))), id)
         if (entry.stored) yield* appendWrite(entry, events, sync)
         else yield* firstWrite(entry, events)
       })
@@ -655,7 +665,7 @@ export const make = (
           const readAt = (offset: number, length: number) =>
             Effect.gen(function*() {
               const buffer = new Uint8Array(length)
-              yield* handle.seek(offset, "start")
+              yield* handle.seek(BigInt(offset), "start")
               let filled = 0
               while (filled < length) {
                 const n = Number(yield* handle.read(buffer.subarray(filled)))
@@ -767,8 +777,8 @@ export const make = (
 
     const create = (input: SessionHeader): Effect.Effect<void, SessionError.SessionError> =>
       Effect.gen(function*() {
-        const header = yield* Records.validateHeader(input)
-        const encoded = yield* encodeId(header.id)
+        const header = yield* Effect.fromResult(Records.validateHeader(input))
+        const encoded = yield* Effect.fromResult(encodeId(header.id))
         yield* serialized(header.id)(Effect.gen(function*() {
           if (entries.has(header.id)) {
             return yield* Effect.fail(
@@ -801,7 +811,7 @@ export const make = (
 
     const lock = (id: SessionId) =>
       Effect.gen(function*() {
-        const encoded = yield* encodeId(id)
+        const encoded = yield* Effect.fromResult(encodeId(id))
         yield* fs.makeDirectory(locksDir, { recursive: true, mode: DIR_MODE }).pipe(
           Effect.mapError(ioError(locksDir, "create directory"))
         )
@@ -812,7 +822,7 @@ export const make = (
         yield* Effect.acquireRelease(
           Effect.sync(() => held.add(id)),
           () =>
-            serialized(id)(Effect.zipRight(
+            serialized(id)(Effect.andThen(
               pool.close(id),
               Effect.sync(() => {
                 held.delete(id)
@@ -848,13 +858,13 @@ export const make = (
       const entry = entries.get(id)
       if (entry === undefined || !entry.stored) return "later"
       const handle = pool.peek(id)
-      if (handle === undefined) return "later"
+      const fd = handle === undefined ? undefined : descriptorOf(handle)
+      if (fd === undefined) return "later"
       const valid = Records.validateBatch(id, events, entry.nextSeq)
-      if (Either.isLeft(valid)) return valid.left
+      if (Result.isFailure(valid)) return valid.failure
       let text = ""
-      for (const event of valid.right) text += `${Records.encodeEvent(event)}\n`
+      for (const event of valid.success) text += `${Records.encodeEvent(event)}\n`
       const bytes = Buffer.from(text, "utf8")
-      const fd = handle.fd as number
       const before = entry.size
       try {
         let written = 0
@@ -871,7 +881,7 @@ export const make = (
         return "later"
       }
       entry.size = before + bytes.byteLength
-      entry.nextSeq += valid.right.length
+      entry.nextSeq += valid.success.length
       entry.dirty = true
       return "written"
     }
@@ -913,7 +923,7 @@ export const make = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}): Layer.Layer<SessionPersistence, ConfigError.ConfigError> =>
+export const layer = (options: Options = {}): Layer.Layer<SessionPersistence, Config.ConfigError> =>
   Layer.effect(SessionPersistence, make({ ...options, writeNow: options.writeNow ?? true })).pipe(
     Layer.provide(NodeFileSystem.layer)
   )

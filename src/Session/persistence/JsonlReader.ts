@@ -11,10 +11,10 @@
  *
  * @since 0.2.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as PlatformError from "@effect/platform/Error"
+import type * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as SessionError from "../SessionError.js"
 import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
 import { FORMAT_VERSION } from "../SessionEvent.js"
@@ -106,17 +106,17 @@ export class Parser {
   }
 
   /** Ends the input: the parsed log, or why it cannot be loaded. */
-  end(): Either.Either<ParsedLog, SessionError.SessionError> {
+  end(): Result.Result<ParsedLog, SessionError.SessionError> {
     if (this.failure === undefined && (this.partial > 0 || this.oversized)) {
       if (this.header === undefined) this.failure = corrupt(this.id, this.file, 1, "incomplete session header")
       else this.event(Records.UNPARSABLE)
     }
-    if (this.failure !== undefined) return Either.left(this.failure)
-    if (this.header === undefined) return Either.left(corrupt(this.id, this.file, 1, "empty file, no session header"))
+    if (this.failure !== undefined) return Result.fail(this.failure)
+    if (this.header === undefined) return Result.fail(corrupt(this.id, this.file, 1, "empty file, no session header"))
     const result = this.scanner.result()
     switch (result._tag) {
       case "legacy":
-        return Either.left(
+        return Result.fail(
           SessionError.make("LEGACY_EVENT", `${this.file}:${result.index + 2}: ${result.reason}`, {
             sessionId: this.id,
             file: this.file,
@@ -124,9 +124,9 @@ export class Parser {
           })
         )
       case "corrupt":
-        return Either.left(corrupt(this.id, this.file, result.index + 2, result.reason))
+        return Result.fail(corrupt(this.id, this.file, result.index + 2, result.reason))
       case "ok":
-        return Either.right({
+        return Result.succeed({
           header: this.header,
           events: result.events,
           dropped: result.dropped,
@@ -227,7 +227,7 @@ export const parse = (
   file: string,
   id: string,
   maxLineBytes: number = Records.MAX_EVENT_BYTES
-): Either.Either<ParsedLog, SessionError.SessionError> => {
+): Result.Result<ParsedLog, SessionError.SessionError> => {
   const parser = new Parser(file, id, maxLineBytes)
   parser.feed(bytes)
   return parser.end()
@@ -245,7 +245,7 @@ export const read = (
   file: string,
   id: string,
   options: { readonly maxLineBytes?: number; readonly chunkBytes?: number } = {}
-): Effect.Effect<Either.Either<ParsedLog, SessionError.SessionError>, PlatformError.PlatformError> =>
+): Effect.Effect<Result.Result<ParsedLog, SessionError.SessionError>, PlatformError.PlatformError> =>
   Effect.gen(function*() {
     const parser = new Parser(file, id, options.maxLineBytes ?? Records.MAX_EVENT_BYTES)
     const size = options.chunkBytes ?? CHUNK_BYTES

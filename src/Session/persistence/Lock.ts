@@ -16,8 +16,9 @@
  * pid that belongs to an unrelated live process keeps a crashed holder's lock alive; the error
  * message names the lock so a user can remove it.
  *
- * The live holders of this process are a process-wide set of tokens (a `GlobalValue`), so two
- * backend instances in one process see each other's locks.
+ * The live holders of this process are a process-wide set of tokens (one `Set` under a
+ * `Symbol.for` key of `globalThis`, shared by every copy of this module), so two backend instances
+ * in one process see each other's locks.
  *
  * File store ({@link fileStore}): the record is written to a temporary file and published with a
  * hard link, which fails when the lock exists (no partially written lock is ever visible). A stale
@@ -27,11 +28,10 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as PlatformError from "@effect/platform/Error"
+import * as FileSystem from "effect/FileSystem"
+import type * as PlatformError from "effect/PlatformError"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as GlobalValue from "effect/GlobalValue"
 import type * as Scope from "effect/Scope"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
@@ -68,10 +68,14 @@ export interface Store {
   readonly removeIf: (token: string) => Effect.Effect<void, SessionError.SessionError>
 }
 
-const liveTokens: Set<string> = GlobalValue.globalValue(
-  Symbol.for("effect-harness/Session/persistence/Lock/liveTokens"),
-  () => new Set<string>()
-)
+const LIVE_TOKENS = Symbol.for("effect-harness/Session/persistence/Lock/liveTokens")
+const liveTokens: Set<string> = ((): Set<string> => {
+  const existing: unknown = Reflect.get(globalThis, LIVE_TOKENS)
+  if (existing instanceof Set) return existing
+  const created = new Set<string>()
+  Reflect.set(globalThis, LIVE_TOKENS, created)
+  return created
+})()
 
 /**
  * A fresh random token.
@@ -187,7 +191,7 @@ export const acquire = (store: Store, sessionId: string): Effect.Effect<void, Se
       store.removeIf(owner.token).pipe(
         Effect.ensuring(Effect.sync(() => liveTokens.delete(owner.token))),
         // contained: a lock we failed to remove names this process with a dead token and is reclaimed later
-        Effect.catchAll((e) => Effect.logWarning(`could not release the lock ${store.describe}`, e))
+        Effect.catch((e) => Effect.logWarning(`could not release the lock ${store.describe}`, e))
       )
   ).pipe(Effect.asVoid)
 
@@ -207,8 +211,9 @@ export const check = (store: Store, sessionId: string): Effect.Effect<void, Sess
 const ioError = (file: string, op: string) => (e: PlatformError.PlatformError): SessionError.SessionError =>
   SessionError.make("IO", `${op} ${file}: ${e.message}`, { file, cause: e })
 
-const isReason = (e: PlatformError.PlatformError, reason: string): boolean =>
-  e._tag === "SystemError" && e.reason === reason
+/** v4: a `PlatformError` wraps its `reason`; a system error's kind is the reason's `_tag` */
+const isReason = (e: PlatformError.PlatformError, reason: PlatformError.SystemErrorTag): boolean =>
+  e.reason._tag === reason
 
 /**
  * A lock file store at `lockPath` (the directory must exist).
@@ -240,7 +245,7 @@ export const fileStore = (fs: FileSystem.FileSystem, lockPath: string): Store =>
       const tmp = `${lockPath}.${owner.token}.tmp`
       return fs.writeFileString(tmp, JSON.stringify(owner), { flag: "wx", mode: 0o600 }).pipe(
         Effect.mapError(ioError(tmp, "write")),
-        Effect.zipRight(
+        Effect.andThen(
           fs.link(tmp, lockPath).pipe(
             Effect.as(true),
             Effect.catchIf((e) => isReason(e, "AlreadyExists"), () => Effect.succeed(false)),
@@ -248,7 +253,7 @@ export const fileStore = (fs: FileSystem.FileSystem, lockPath: string): Store =>
           )
         ),
         Effect.ensuring(
-          removeQuietly(tmp).pipe(Effect.catchAll((e) => Effect.logWarning(`could not remove ${tmp}`, e)))
+          removeQuietly(tmp).pipe(Effect.catch((e) => Effect.logWarning(`could not remove ${tmp}`, e)))
         )
       )
     },

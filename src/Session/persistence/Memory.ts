@@ -36,7 +36,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Json from "../../Llm/Json.js"
 import type { SessionId } from "../../Llm/Message.js"
@@ -137,14 +137,14 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
     /** intents recorded while this instance held the id's lock (forgotten with the lock) */
     const intentsUnderLock = new Set<string>()
 
-    const loadSync = (id: string, write = true): Either.Either<Loaded, SessionError.SessionError> => {
+    const loadSync = (id: string, write = true): Result.Result<Loaded, SessionError.SessionError> => {
       const stored = storage.sessions.get(id)
       if (stored === undefined) {
-        return Either.left(SessionError.make("SESSION_NOT_FOUND", `no stored session ${JSON.stringify(id)}`, { sessionId: id }))
+        return Result.fail(SessionError.make("SESSION_NOT_FOUND", `no stored session ${JSON.stringify(id)}`, { sessionId: id }))
       }
       const decoded = Records.decodeHeader(parse(stored.header))
       if ("problem" in decoded) {
-        return Either.left(
+        return Result.fail(
           decoded.problem === "version"
             ? SessionError.make(
               "UNSUPPORTED_VERSION",
@@ -164,21 +164,21 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
         }
       })
       if (result._tag !== "ok") {
-        return Either.left(SessionError.make(
+        return Result.fail(SessionError.make(
           result._tag === "legacy" ? "LEGACY_EVENT" : "CORRUPT_LOG",
           `session ${JSON.stringify(id)}: record ${result.index}: ${result.reason}`,
           { ...where(id), line: result.index + 2 }
         ))
       }
       const closers = Repair.repair(result.events)
-      const events = Either.getOrThrow(Json.snapshot([...result.events, ...closers])) as unknown as ReadonlyArray<SessionEvent>
-      if (!write) return Either.right({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
+      const events = Result.getOrThrow(Json.snapshot([...result.events, ...closers])) as unknown as ReadonlyArray<SessionEvent>
+      if (!write) return Result.succeed({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
       // durable before returning: torn tail dropped, closers stored
       stored.records.length = result.events.length
       for (const c of closers) stored.records.push(Records.encodeEvent(c))
       tracked.set(id, decoded.header)
       intents.delete(id)
-      return Either.right({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
+      return Result.succeed({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
     }
 
     /** `append`, synchronously: the failure, else `undefined` (stored). */
@@ -194,7 +194,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
       }
       if (stored !== undefined && !tracked.has(id)) {
         const adopted = loadSync(id)
-        if (Either.isLeft(adopted)) return adopted.left
+        if (Result.isFailure(adopted)) return adopted.failure
         stored = storage.sessions.get(id)
       }
       const header = tracked.get(id)
@@ -205,8 +205,8 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
       }
       const nextSeq = stored === undefined ? 0 : stored.records.length
       const batch = Records.validateBatch(id, events, nextSeq)
-      if (Either.isLeft(batch)) return batch.left
-      const lines = batch.right.map(Records.encodeEvent)
+      if (Result.isFailure(batch)) return batch.failure
+      const lines = batch.success.map(Records.encodeEvent)
       if (stored === undefined) {
         storage.sessions.set(id, { header: JSON.stringify(Records.headerRecord(header)), records: lines })
         intents.delete(id)
@@ -222,8 +222,8 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
       create: (header) =>
         Effect.suspend(() => {
           const valid = Records.validateHeader(header)
-          if (Either.isLeft(valid)) return Effect.fail(valid.left)
-          const id = valid.right.id
+          if (Result.isFailure(valid)) return Effect.fail(valid.failure)
+          const id = valid.success.id
           if (tracked.has(id) || storage.sessions.has(id)) {
             return Effect.fail(SessionError.make(
               "SESSION_ALREADY_EXISTS",
@@ -231,7 +231,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
               { sessionId: id }
             ))
           }
-          tracked.set(id, valid.right)
+          tracked.set(id, valid.success)
           intents.add(id)
           if (held.has(id)) intentsUnderLock.add(id)
           return Effect.void
@@ -246,8 +246,8 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
         { now: (id: SessionId, events: ReadonlyArray<SessionEvent>) => appendSync(id, events) ?? "written" }
       ),
       sync: () => Effect.void,
-      load: (id) => Effect.suspend(() => loadSync(id)),
-      snapshot: (id) => Effect.suspend(() => loadSync(id, false)),
+      load: (id) => Effect.suspend(() => Effect.fromResult(loadSync(id))),
+      snapshot: (id) => Effect.suspend(() => Effect.fromResult(loadSync(id, false))),
       list: () =>
         Effect.sync(() => {
           const out: Array<SessionSummary> = []
@@ -305,12 +305,15 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
   })
 
 /**
- * The in-memory backend over fresh storage (one storage per layer build).
+ * The in-memory backend over fresh storage (one storage per layer build). Fresh at every use
+ * (Effect 4 reuses a layer an enclosing `provide` already built), so two uses never share storage.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<SessionPersistence> = Layer.effect(SessionPersistence, Effect.suspend(() => make()))
+export const layer: Layer.Layer<SessionPersistence> = Layer.fresh(
+  Layer.effect(SessionPersistence, Effect.suspend(() => make()))
+)
 
 /**
  * The in-memory backend over the given storage.

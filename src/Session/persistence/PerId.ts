@@ -8,9 +8,10 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Semaphore from "effect/Semaphore"
 
 interface Slot {
-  readonly semaphore: Effect.Semaphore
+  readonly semaphore: Semaphore.Semaphore
   /** operations of the id running or waiting */
   users: number
 }
@@ -42,7 +43,7 @@ export const makeSerializer = (): Serializer => {
       Effect.sync(() => {
         let slot = slots.get(id)
         if (slot === undefined) {
-          slot = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
+          slot = { semaphore: Semaphore.makeUnsafe(1), users: 0 }
           slots.set(id, slot)
         }
         slot.users++

@@ -96,7 +96,7 @@ export const read = (file: string): Effect.Effect<Option.Option<string>, Untrust
       catch: (e) => e
     }).pipe(
       Effect.map(Option.some),
-      Effect.catchAll((e): Effect.Effect<Option.Option<NodeFs.promises.FileHandle>, Untrusted | PrivateFileError> => {
+      Effect.catch((e): Effect.Effect<Option.Option<NodeFs.promises.FileHandle>, Untrusted | PrivateFileError> => {
         const code = errno(e)
         if (code === "ENOENT") return Effect.succeed(Option.none())
         if (code === "ELOOP") return Effect.fail(new Untrusted({ file, message: `${file} is a symbolic link` }))

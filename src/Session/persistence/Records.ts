@@ -22,7 +22,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Json from "../../Llm/Json.js"
 import type { SessionId } from "../../Llm/Message.js"
 import * as EventSize from "../EventSize.js"
@@ -110,9 +110,9 @@ export const headerProblem = (header: {
  * @since 0.1.0
  * @category validation
  */
-export const validateHeader = (header: SessionHeader): Either.Either<SessionHeader, SessionError.SessionError> => {
+export const validateHeader = (header: SessionHeader): Result.Result<SessionHeader, SessionError.SessionError> => {
   if ((header.version as number) !== FORMAT_VERSION) {
-    return Either.left(
+    return Result.fail(
       SessionError.make("UNSUPPORTED_VERSION", `session header version ${String(header.version)} is not ${FORMAT_VERSION}`, {
         sessionId: String(header.id)
       })
@@ -120,7 +120,7 @@ export const validateHeader = (header: SessionHeader): Either.Either<SessionHead
   }
   const problem = headerProblem(header)
   if (problem !== undefined) {
-    return Either.left(SessionError.make("INVALID_EVENT", `invalid session header (S-12): ${problem}`, { sessionId: String(header.id) }))
+    return Result.fail(SessionError.make("INVALID_EVENT", `invalid session header (S-12): ${problem}`, { sessionId: String(header.id) }))
   }
   const copy: { -readonly [K in keyof SessionHeader]: SessionHeader[K] } = {
     version: FORMAT_VERSION,
@@ -130,7 +130,7 @@ export const validateHeader = (header: SessionHeader): Either.Either<SessionHead
   if (header.cwd !== undefined) copy.cwd = header.cwd
   if (header.parentSession !== undefined) copy.parentSession = header.parentSession
   if (header.seedLength !== undefined) copy.seedLength = header.seedLength
-  return Either.right(Object.freeze(copy))
+  return Result.succeed(Object.freeze(copy))
 }
 
 /**
@@ -250,8 +250,8 @@ export const validateBatch = (
   sessionId: string,
   events: ReadonlyArray<SessionEvent>,
   nextSeq: number
-): Either.Either<ReadonlyArray<SessionEvent>, SessionError.SessionError> =>
-  Either.mapLeft(Validate.batch(events, nextSeq), (e) =>
+): Result.Result<ReadonlyArray<SessionEvent>, SessionError.SessionError> =>
+  Result.mapError(Validate.batch(events, nextSeq), (e) =>
     e.sessionId === undefined
       ? SessionError.make(e.code, `session ${JSON.stringify(sessionId)}: ${e.message}`, {
         sessionId,

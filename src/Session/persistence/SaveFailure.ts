@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import * as PlatformError from "effect/PlatformError"
 import * as SessionError from "../SessionError.js"
 
 const words: Record<string, string> = {
@@ -110,6 +111,13 @@ const describe = (error: unknown): string => {
   if (typeof error !== "object" || error === null) return String(error)
   const e = error as { readonly description?: unknown; readonly message?: unknown }
   if (typeof e.description === "string" && e.description !== "") return e.description
+  // Effect 4: a `PlatformError` wraps the failure in its `reason` and names only the call in its
+  // message; the description, else the OS error (its cause), says what happened
+  if (PlatformError.isPlatformError(error)) {
+    const description = error.reason.description
+    if (description !== undefined && description !== "") return description
+    if (error.cause instanceof Error && error.cause.message !== "") return error.cause.message
+  }
   return typeof e.message === "string" && e.message !== "" ? e.message : "I/O failure"
 }
 

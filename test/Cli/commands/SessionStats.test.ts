@@ -68,7 +68,7 @@ describe("sessions stats (issue 19)", () => {
     expect(SessionStats.compute(events.slice(8)).cost).toBeNull()
   })
 
-  it.scopedLive("[spawned CLI] a priced DeepSeek run with a retry and a tool call: result cost, stats text and --json, show total", () =>
+  it.live("[spawned CLI] a priced DeepSeek run with a retry and a tool call: result cost, stats text and --json, show total", () =>
     Effect.gen(function*() {
       const home = yield* Cli.tempDir("harness-stats-home-")
       const work = yield* Cli.tempDir("harness-stats-ws-")

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import { forkBoundary } from "../../../src/Cli/commands/Sessions.js"
 
@@ -15,15 +15,15 @@ const none = Option.none<number>()
 
 describe("sessions fork boundary (issue 15: --turn N, --at <event>)", () => {
   it("default: after the last completed turn; --turn N: after turn N; --at: a turn end", () => {
-    expect(forkBoundary(log, { turn: none, at: none })).toEqual(Either.right(2))
-    expect(forkBoundary(log, { turn: Option.some(2), at: none })).toEqual(Either.right(4))
-    expect(forkBoundary(log, { turn: none, at: Option.some(4) })).toEqual(Either.right(4))
+    expect(forkBoundary(log, { turn: none, at: none })).toEqual(Result.succeed(2))
+    expect(forkBoundary(log, { turn: Option.some(2), at: none })).toEqual(Result.succeed(4))
+    expect(forkBoundary(log, { turn: none, at: Option.some(4) })).toEqual(Result.succeed(4))
   })
 
   it("refuses negative, missing, mid-turn and unfinished points in words", () => {
     const left = (turn: Option.Option<number>, at: Option.Option<number>) => {
       const r = forkBoundary(log, { turn, at })
-      return Either.isLeft(r) ? r.left : "accepted"
+      return Result.isFailure(r) ? r.failure : "accepted"
     }
     expect(left(none, Option.some(-1))).toBe("--at takes an event number (0 or more), not -1")
     expect(left(none, Option.some(9))).toBe("there is no event #9: the session has events #0-#5")
@@ -31,6 +31,6 @@ describe("sessions fork boundary (issue 15: --turn N, --at <event>)", () => {
     expect(left(Option.some(3), none)).toBe("turn 3 has not ended (it is still running, or its process stopped)")
     expect(left(Option.some(8), none)).toBe("there is no turn 8: the session has turns 1-3")
     expect(left(Option.some(1), Option.some(2))).toBe("use either --turn or --at, not both")
-    expect(Either.isLeft(forkBoundary(log.slice(3, 5), { turn: none, at: none }))).toBe(true)
+    expect(Result.isFailure(forkBoundary(log.slice(3, 5), { turn: none, at: none }))).toBe(true)
   })
 })

@@ -20,7 +20,7 @@ if (!scriptAvailable) console.warn("approval-eof: script(1) is not available; th
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
 describe.skipIf(!scriptAvailable)("harness run on a terminal: end of input at an approval prompt (issue 10)", () => {
-  it.scopedLive(
+  it.live(
     "[issue 10, T-3] Ctrl-D at the approval prompt denies the call (no answer: input closed), the next call too, the turn completes and is saved, exit 0",
     () =>
       Effect.gen(function*() {
@@ -40,7 +40,7 @@ describe.skipIf(!scriptAvailable)("harness run on a terminal: end of input at an
           })
         )
         const command = `${quote(process.execPath)} ${quote(bundle)} run --script script.json ${quote("change things")}`
-        const result = yield* Effect.async<{ readonly code: number | null; readonly output: string }>((resume) => {
+        const result = yield* Effect.callback<{ readonly code: number | null; readonly output: string }>((resume) => {
           const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: work, env: Cli.cleanEnv(home) })
           let output = ""
           let sent = false

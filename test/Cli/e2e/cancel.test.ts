@@ -11,7 +11,7 @@ import * as FakeProvider from "../../support/FakeProvider.js"
 const TIMEOUT = 90_000
 
 describe("harness CLI end to end: cancellation", () => {
-  it.scopedLive(
+  it.live(
     "[issue 7, DEC-1, L-11] SIGINT during a stalled stream → exit 130, one cancelled line, turn/end aborted, log balanced",
     () =>
       Effect.gen(function*() {

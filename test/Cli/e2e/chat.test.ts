@@ -9,7 +9,7 @@ import * as Cli from "../../support/Cli.js"
 const TIMEOUT = 90_000
 
 describe("harness chat end to end", () => {
-  it.scopedLive(
+  it.live(
     "[issue 7] scripted stdin: two prompts in order, /help, /sessions, /new, /exit",
     () =>
       Effect.gen(function*() {

@@ -12,7 +12,7 @@ import * as Fuzz from "../../support/Fuzz.js"
 const TIMEOUT = 120_000
 
 describe("fuzzer regressions", () => {
-  it.scopedLive(
+  it.live(
     "[fuzz seed 100011, DEC-12] a retried request under --json: the retry warning goes to stderr, stdout holds JSON Lines only: init, the session events, one notice/retry, result",
     () =>
       Effect.gen(function*() {
@@ -41,7 +41,7 @@ describe("fuzzer regressions", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[fuzz seed 100011] the generated case itself passes every fuzzer check",
     () =>
       Effect.gen(function*() {

@@ -28,7 +28,7 @@ const concurrency = Number(process.env["HARNESS_FUZZ_CONCURRENCY"] ?? 2)
 const timeoutMs = Number(process.env["HARNESS_FUZZ_TIMEOUT_MS"] ?? 180_000)
 
 describe("harness CLI end to end: fuzzer", () => {
-  it.scopedLive(
+  it.live(
     `[issue 21] ${runs} seeded scripted sessions from seed ${first}: documented exits, stdout = log, verify and replay clean`,
     () =>
       Effect.gen(function*() {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -27,7 +27,7 @@ const listed = (stdout: string): Array<{ id: string; turns: number; cwd: string 
 const listedIds = (stdout: string): Array<string> => listed(stdout).map((s) => s.id)
 
 describe("harness CLI end to end on the offline default", () => {
-  it.scopedLive(
+  it.live(
     "[issue 7] no key, no network → exit 0, the demo's answer on stdout, the demo announced on stderr, a balanced log",
     () =>
       Effect.gen(function*() {
@@ -65,7 +65,7 @@ describe("harness CLI end to end on the offline default", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 7, issue 15, DEC-9] --json → an init line, then every session event (seqs 0.. contiguous, same as the log), then a result line, per docs/cli-json.md",
     () =>
       Effect.gen(function*() {
@@ -80,17 +80,17 @@ describe("harness CLI end to end on the offline default", () => {
         const init = Schema.decodeUnknownSync(InitLine, { onExcessProperty: "error" })(JSON.parse(all[0]!))
         const final = Schema.decodeUnknownSync(ResultLine, { onExcessProperty: "error" })(JSON.parse(all.at(-1)!))
         const lines = all.slice(1, -1)
-        const decode = Schema.decodeUnknownEither(EnvelopeSchema)
+        const decode = Schema.decodeUnknownResult(EnvelopeSchema)
         const parsed = lines.map((line, i) => {
           const raw = JSON.parse(line) as unknown
           const decoded = decode(raw)
-          if (Either.isLeft(decoded)) throw new Error(`line ${i + 1} is not a session event: ${line.slice(0, 200)}`)
+          if (Result.isFailure(decoded)) throw new Error(`line ${i + 1} is not a session event: ${line.slice(0, 200)}`)
           return raw
         })
         // full validation: envelopes, core payloads, surface metadata and seq contiguity from 0
         const validated = Validate.seed(parsed)
-        if (Either.isLeft(validated)) throw new Error(validated.left.message)
-        const events = validated.right
+        if (Result.isFailure(validated)) throw new Error(validated.failure.message)
+        const events = validated.success
         expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i))
         expect(events[0]?.type).toBe("turn/start")
         expect(events.at(-1)).toMatchObject({ type: "turn/end", data: { reason: { kind: "completed" } } })
@@ -127,7 +127,7 @@ describe("harness CLI end to end on the offline default", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 7, D-6, S-21] sessions list | show | replay | fork on a demo session",
     () =>
       Effect.gen(function*() {
@@ -181,7 +181,7 @@ describe("harness CLI end to end on the offline default", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 7, D-10] --store sqlite: run, then sessions list and show --store sqlite; no JSONL file",
     () =>
       Effect.gen(function*() {

@@ -57,7 +57,7 @@ const toolResultIn = (wire: Wire.Wire, body: unknown, callId: string): string | 
 
 describe("harness CLI end to end against a provider server", () => {
   for (const c of cases) {
-    it.scopedLive(
+    it.live(
       `[issue 7, DEC-5, DEC-8, C-6] ${c.wire}: a streamed edit tool call changes a real file, the result goes back, usage with cache reads, no key anywhere`,
       () =>
         Effect.gen(function*() {
@@ -141,7 +141,7 @@ describe("harness CLI end to end against a provider server", () => {
     )
   }
 
-  it.scopedLive(
+  it.live(
     "[issue 7, P-9, E-2] a provider 401 → exactly one error line naming AUTH, exit 3, no stack trace, key not echoed",
     () =>
       Effect.gen(function*() {
@@ -173,7 +173,7 @@ describe("harness CLI end to end against a provider server", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 7] an explicit provider without its key → one line naming the variable, exit 2, nothing sent",
     () =>
       Effect.gen(function*() {

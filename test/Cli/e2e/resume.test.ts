@@ -19,7 +19,7 @@ const positions = (body: unknown, needles: ReadonlyArray<string>): Array<number>
 }
 
 describe("harness CLI end to end: resume", () => {
-  it.scopedLive(
+  it.live(
     "[issue 7, D-12, S-17] --resume <id> and --continue carry the first turns' history; seqs and turn numbers continue",
     () =>
       Effect.gen(function*() {

@@ -36,7 +36,7 @@ const readOnly = (dir: string) =>
   )
 
 describe("harness CLI end to end: save failures (issue 10, DEC-11)", () => {
-  it.scopedLive(
+  it.live(
     "[issue 10, DEC-11, DEC-12] read-only session directory → the answer on stdout only, one stderr line naming the file and the OS error, exit 4, lock released",
     () =>
       Effect.gen(function*() {

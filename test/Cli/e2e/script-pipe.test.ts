@@ -15,7 +15,7 @@ const script = JSON.stringify({ provider: "scripted", model: "piped-model", resp
 
 /** Runs `sh -c line` with the CLI's clean environment; its output and exit code. */
 const shell = (line: string, cwd: string, home: string) =>
-  Effect.async<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {
+  Effect.callback<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {
     const child = spawn("bash", ["-c", line], { cwd, env: Cli.cleanEnv(home), stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
@@ -30,7 +30,7 @@ const shell = (line: string, cwd: string, home: string) =>
   })
 
 describe("harness CLI end to end: --script from a pipe (issue 26)", () => {
-  it.scopedLive("[issue 26] --script <(…) and --script <fifo> are read once: the answer and the script's model", () =>
+  it.live("[issue 26] --script <(…) and --script <fifo> are read once: the answer and the script's model", () =>
     Effect.gen(function*() {
       const cli = yield* Cli.bundle
       const work = yield* Cli.tempDir("script-pipe-")

@@ -38,7 +38,7 @@ const ModelLine = Schema.Struct({
 const usage = { input: 10, output: 5, cacheRead: 0 }
 
 describe("harness CLI end to end: output formats and options (issue 15)", () => {
-  it.scopedLive(
+  it.live(
     "[issue 15] --output-format json is one result object; stream-json is --json; settings defaults apply and flags win; tool rules from flags; models; help examples",
     () =>
       Effect.gen(function*() {
@@ -144,7 +144,7 @@ describe("harness CLI end to end: output formats and options (issue 15)", () => 
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 15] --system-prompt replaces the persona and --append-system-prompt adds a last section, both kept literally",
     () =>
       Effect.gen(function*() {

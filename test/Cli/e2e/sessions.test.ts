@@ -49,7 +49,7 @@ interface Listed {
 const listed = (stdout: string): Array<Listed> => Cli.linesOf(stdout).map((l) => JSON.parse(l) as Listed)
 
 describe("harness CLI end to end: sessions (issue 15)", () => {
-  it.scopedLive(
+  it.live(
     "[issue 15] one id format; prefixes everywhere; show by turn (CANCELLED with its partial answer, FAILED); fork --turn/--at; rename; rm; list",
     () =>
       Effect.gen(function*() {
@@ -190,7 +190,7 @@ describe("harness CLI end to end: sessions (issue 15)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 15] an old-style session (bare UUID id, no title) still lists, shows, resumes by prefix, and is removed from SQLite too",
     () =>
       Effect.gen(function*() {

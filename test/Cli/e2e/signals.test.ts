@@ -83,7 +83,7 @@ const signals = [
 
 describe("harness CLI end to end: signals and pipes (issue 10)", () => {
   for (const s of signals) {
-    it.scopedLive(
+    it.live(
       `[issue 10, DEC-1, DEC-11] ${s.signal} while a bash tool runs → exit ${s.code}, its process group gone, no lock, balanced log, session resumes`,
       () =>
         Effect.gen(function*() {
@@ -119,7 +119,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
       TIMEOUT
     )
 
-    it.scopedLive(
+    it.live(
       `[issue 10, DEC-1, DEC-11] ${s.signal} while the provider streams → exit ${s.code}, stream closed, no lock, the streamed chunks logged`,
       () =>
         Effect.gen(function*() {
@@ -153,7 +153,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
     )
   }
 
-  it.scopedLive(
+  it.live(
     "[issue 10, DEC-1] chat: SIGTERM while a bash tool runs → exit 143, its process group gone, no lock, balanced log",
     () =>
       Effect.gen(function*() {
@@ -176,7 +176,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 10] a second SIGTERM while the first one's shutdown waits for a stubborn tool exits at once; no tool survives; the log is repaired on resume",
     () =>
       Effect.gen(function*() {
@@ -214,7 +214,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 10, DEC-12] `harness run … | head -c 1`: the closed stdout cancels the turn, exit 141 (never 0), the session is saved, no lock",
     () =>
       Effect.gen(function*() {
@@ -225,7 +225,7 @@ describe("harness CLI end to end: signals and pipes (issue 10)", () => {
         const bundle = yield* Cli.bundle
         const pipeline = `"${process.execPath}" "${bundle}" run --yes --script "${script}" go 2>stderr.txt | ` +
           `(head -c 1 >/dev/null; touch gate); exit \${PIPESTATUS[0]}`
-        const code = yield* Effect.async<number | null>((resume) => {
+        const code = yield* Effect.callback<number | null>((resume) => {
           const shell = spawn("bash", ["-c", pipeline], { cwd: work, env: Cli.cleanEnv(home), stdio: "ignore" })
           shell.on("close", (c) => resume(Effect.succeed(c)))
         })

@@ -116,7 +116,7 @@ const run = (fixture: Fixture, replies: ReadonlyArray<FakeProvider.Reply>) =>
   }))
 
 describe.skipIf(!FakeProvider.fixturesAvailable)("harness CLI end to end: clean output streams (issue 10, DEC-12)", () => {
-  it.scopedLive(
+  it.live(
     "[issue 10, DEC-3, DEC-12] every retryable error fixture, then an answer: exit 0, strict JSON Lines with one notice/retry, one warning line on stderr",
     () =>
       Effect.gen(function*() {
@@ -150,7 +150,7 @@ describe.skipIf(!FakeProvider.fixturesAvailable)("harness CLI end to end: clean 
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 10, DEC-12, P-9] every non-retryable error fixture: exit 3, strict JSON Lines ending turn/end error, one error line on stderr",
     () =>
       Effect.gen(function*() {
@@ -173,7 +173,7 @@ describe.skipIf(!FakeProvider.fixturesAvailable)("harness CLI end to end: clean 
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "[issue 10, DEC-3] a 503 on every attempt: one notice/retry and one warning per retry (3), then exit 3, stdout still strict JSON Lines",
     () =>
       Effect.gen(function*() {

@@ -21,7 +21,7 @@ const runRow = (root: string, pre: HookConfig["PreToolUse"], notices: Array<stri
   )
 
 describe("Bridge (HB-3..HB-11)", () => {
-  it.scopedLive("AC-118 [HB-6 HB-7] conformance table, one real script per row", () =>
+  it.live("AC-118 [HB-6 HB-7] conformance table, one real script per row", () =>
     Effect.gen(function*() {
       const dir = tempRoot()
       const rows: Array<{
@@ -94,7 +94,7 @@ describe("Bridge (HB-3..HB-11)", () => {
       }
     }), 60_000)
 
-  it.scopedLive("AC-120 [HB-8] three 1 s handlers run concurrently; log order = configuration order; merge is most restrictive", () =>
+  it.live("AC-120 [HB-8] three 1 s handlers run concurrently; log order = configuration order; merge is most restrictive", () =>
     Effect.gen(function*() {
       const dir = tempRoot()
       const root = tempRoot()
@@ -124,7 +124,7 @@ describe("Bridge (HB-3..HB-11)", () => {
       expect(existsSync(join(root, "ran"))).toBe(false)
     }), 30_000)
 
-  it.scopedLive("AC-121 [HB-9] updatedInput rewriting rm -rf / to echo blocked runs the echo; a schema-breaking one runs nothing; reconstruction holds", () =>
+  it.live("AC-121 [HB-9] updatedInput rewriting rm -rf / to echo blocked runs the echo; a schema-breaking one runs nothing; reconstruction holds", () =>
     Effect.gen(function*() {
       const dir = tempRoot()
       const root = tempRoot()
@@ -155,7 +155,7 @@ describe("Bridge (HB-3..HB-11)", () => {
       ], settingsOf({ PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: rewrite }] }] }), notices)))
     }), 30_000)
 
-  it.scopedLive("AC-122 [HB-10] a Stop hook that always exits 2 ends the turn with hook-loop after 8 blocks", () =>
+  it.live("AC-122 [HB-10] a Stop hook that always exits 2 ends the turn with hook-loop after 8 blocks", () =>
     Effect.gen(function*() {
       const dir = tempRoot()
       const root = tempRoot()
@@ -177,7 +177,7 @@ describe("Bridge (HB-3..HB-11)", () => {
         settingsOf({ Stop: [{ hooks: [{ type: "command", command: stop }] }] }), notices)))
     }), 60_000)
 
-  it.scopedLive("HB-3 HB-9 SessionStart context, PostToolUse updatedToolOutput (logged, citing the original), PostToolUse block feedback", () =>
+  it.live("HB-3 HB-9 SessionStart context, PostToolUse updatedToolOutput (logged, citing the original), PostToolUse block feedback", () =>
     Effect.gen(function*() {
       const dir = tempRoot()
       const root = tempRoot()
@@ -212,7 +212,7 @@ describe("Bridge (HB-3..HB-11)", () => {
       }), notices)))
     }), 30_000)
 
-  it.scopedLive("HB-11 cancelling the turn kills a running hook's whole process group", () =>
+  it.live("HB-11 cancelling the turn kills a running hook's whole process group", () =>
     Effect.gen(function*() {
       const dir = tempRoot()
       const root = tempRoot()
@@ -232,7 +232,7 @@ describe("Bridge (HB-3..HB-11)", () => {
         settingsOf({ PreToolUse: [{ hooks: [{ type: "command", command: hang }] }] }), notices)))
     }), 30_000)
 
-  it.scopedLive("[issue 26] a workspace's hooks get the allowlisted environment (no GITHUB_TOKEN); the user's own keep the harness's", () =>
+  it.live("[issue 26] a workspace's hooks get the allowlisted environment (no GITHUB_TOKEN); the user's own keep the harness's", () =>
     Effect.gen(function*() {
       const root = tempRoot()
       const before = process.env["GITHUB_TOKEN"]

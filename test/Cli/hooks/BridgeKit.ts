@@ -4,7 +4,7 @@
  * permission engine installed as the CLI installs them, and real hook scripts run as child
  * processes.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { chmodSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs"
@@ -59,7 +59,7 @@ export const layer = (
   approval: "auto" | "deny" = "auto"
 ) => {
   const permissions = Permissions.layer({ cwd: root, settings, approval })
-  const installs = Layer.scopedDiscard(Effect.zipRight(
+  const installs = Layer.effectDiscard(Effect.andThen(
     Bridge.install({
       cwd: root,
       settings,
@@ -73,7 +73,7 @@ export const layer = (
     installs,
     Layer.provideMerge(
       TestKit.layer({ script: responses, tools: BuiltinTools.tools() }),
-      Layer.provideMerge(Workspace.layer(root), NodeContext.layer)
+      Layer.provideMerge(Workspace.layer(root), NodeServices.layer)
     )
   )
 }

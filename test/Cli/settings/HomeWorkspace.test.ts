@@ -1,4 +1,4 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -26,7 +26,7 @@ describe("HomeWorkspace (issue 26)", () => {
       mkdirSync(home)
       symlinkSync(home, join(root, "link"))
       const withHome = <A, E, R>(e: Effect.Effect<A, E, R>) =>
-        Effect.withConfigProvider(e, ConfigProvider.fromMap(new Map([["HOME", join(root, "link")]])))
+        Effect.provideService(e, ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({ HOME: join(root, "link") }))
       const refused = yield* Effect.exit(withHome(HomeWorkspace.check({ cwd: home, allow: false })))
       expect(Exit.isFailure(refused)).toBe(true)
       if (Exit.isFailure(refused)) {
@@ -39,5 +39,5 @@ describe("HomeWorkspace (issue 26)", () => {
       const no = yield* Effect.exit(withHome(HomeWorkspace.check({ cwd: home, allow: false, ask: () => Effect.succeed(false) })))
       expect(Exit.isFailure(no)).toBe(true)
       expect(Exit.isSuccess(yield* Effect.exit(withHome(HomeWorkspace.check({ cwd: join(home, "p"), allow: false }))))).toBe(true)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

@@ -1,6 +1,7 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -10,6 +11,7 @@ import * as Settings from "../../../src/Cli/settings/Settings.js"
 import * as ShellParser from "../../../src/Cli/settings/ShellParser.js"
 import type { PermissionMode } from "../../../src/Cli/settings/SettingsFile.js"
 import type { Mode } from "../../../src/Cli/tools/Approval.js"
+import * as ReadFilter from "../../../src/Cli/tools/ReadFilter.js"
 
 const cwd = "/ws"
 
@@ -30,7 +32,7 @@ const engine = (
       }
     }),
     (m) => m.service
-  ).pipe(Effect.provide(NodeContext.layer))
+  ).pipe(Effect.provide(NodeServices.layer))
 
 const bash = (command: string) => ({ command })
 
@@ -141,7 +143,7 @@ describe("Permissions (HB-12, AC-124)", () => {
       expect((yield* p.decide("bash", bash("npm test"))).decision).toBe("ask")
       yield* p.remember("Bash(npm test:*)", "session")
       expect(yield* p.decide("bash", bash("npm test"))).toMatchObject({ decision: "allow", origin: "session" })
-      yield* p.remember("Bash(make:*)", "project").pipe(Effect.provide(NodeContext.layer))
+      yield* p.remember("Bash(make:*)", "project").pipe(Effect.provide(NodeServices.layer))
       const written = JSON.parse(readFileSync(join(dir, ".effect-harness/settings.local.json"), "utf8"))
       expect(written).toEqual({ hooks: {}, permissions: { deny: ["X"], allow: ["Bash(make:*)"] } })
       expect((yield* p.decide("bash", bash("make all"))).decision).toBe("allow")
@@ -201,5 +203,27 @@ describe("Permissions: resolved paths and protected configuration (issue 26)", (
       const denied = yield* engine({ deny: ["Edit(.claude/**)"] }, "default", "ask", dir)
       expect(yield* denied.decide("write", { file_path: ".claude/settings.json" })).toMatchObject({ decision: "deny" })
       expect(yield* asked.decide("read", { file_path: ".mcp.json" })).toMatchObject({ decision: "allow" })
+    }))
+})
+
+describe("Permissions layers (Effect 4 layer memoization)", () => {
+  it.effect("two harnesses never share a read filter: each hides what its own deny rules cover", () =>
+    Effect.gen(function*() {
+      const filterOf = (deny: string) =>
+        Permissions.readFilter.pipe(
+          Layer.provide(Permissions.layer({
+            cwd,
+            approval: "deny",
+            settings: { ...Settings.empty, rules: [{ kind: "deny", text: deny, origin: "s.json" }] }
+          })),
+          Layer.provide(NodeServices.layer)
+        )
+      const [outer, inner] = yield* Effect.gen(function*() {
+        const outer = yield* ReadFilter.hidden
+        const inner = yield* ReadFilter.hidden.pipe(Effect.provide(filterOf("Read(b/**)")))
+        return [outer, inner] as const
+      }).pipe(Effect.provide(filterOf("Read(a/**)")))
+      expect([outer("a/x"), outer("b/x")]).toEqual([true, false])
+      expect([inner("a/x"), inner("b/x")]).toEqual([false, true])
     }))
 })

@@ -1,4 +1,4 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
@@ -39,7 +39,7 @@ describe("Settings (HB-1)", () => {
       expect(loaded.defaultMode).toBe("acceptEdits")
       expect(loaded.stopHookLimit).toBe(3)
       expect(loaded.rules).toEqual([{ kind: "deny", text: "Bash(rm:*)", origin: ".claude/settings.json" }])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it.effect("[issue 15] CLI defaults: the last file that sets each key wins", () =>
     Effect.gen(function*() {
@@ -50,7 +50,7 @@ describe("Settings (HB-1)", () => {
       put(join(cwd, ".effect-harness/settings.json"), { model: "project-model", store: "sqlite" })
       const loaded = yield* Settings.load({ cwd, home, userHome: join(root, "user") })
       expect(loaded.defaults).toEqual({ provider: "anthropic", model: "project-model", store: "sqlite", colour: "never" })
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it.effect("HB-1: a malformed file fails startup with one line; a missing --settings file too", () =>
     Effect.gen(function*() {
@@ -60,5 +60,5 @@ describe("Settings (HB-1)", () => {
       expect(bad.message).toBe(".claude/settings.json line 1: not valid JSON")
       const missing = yield* Effect.flip(Settings.load({ cwd: join(root, "none"), home: join(root, "h"), userHome: join(root, "u"), extra: join(root, "nope.json") }))
       expect(missing.message).toContain("no such settings file")
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

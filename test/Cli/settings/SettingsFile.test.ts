@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as SettingsFile from "../../../src/Cli/settings/SettingsFile.js"
 
 const decode = (text: string, dialect: SettingsFile.Dialect = "harness") => SettingsFile.decode("proj/settings.json", text, dialect)
@@ -10,57 +10,57 @@ describe("SettingsFile (HB-1, HB-2)", () => {
       hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "x.sh", timeout: 5, onFailure: "block" }] }] },
       permissions: { allow: ["Read"], deny: ["Bash(rm:*)"], defaultMode: "plan" }
     }))
-    expect(Either.isRight(r)).toBe(true)
-    if (Either.isRight(r)) {
-      expect(r.right.settings.hooks?.["PreToolUse"]?.[0]?.hooks[0]?.onFailure).toBe("block")
-      expect(r.right.settings.permissions?.defaultMode).toBe("plan")
-      expect(r.right.warnings).toEqual([])
+    expect(Result.isSuccess(r)).toBe(true)
+    if (Result.isSuccess(r)) {
+      expect(r.success.settings.hooks?.["PreToolUse"]?.[0]?.hooks[0]?.onFailure).toBe("block")
+      expect(r.success.settings.permissions?.defaultMode).toBe("plan")
+      expect(r.success.warnings).toEqual([])
     }
   })
 
   it("HB-1: malformed JSON is one line naming file and line", () => {
     const r = decode("{\n  \"hooks\": {\n    \"Stop\": [,]\n  }\n}")
-    expect(Either.isLeft(r)).toBe(true)
-    if (Either.isLeft(r)) {
-      expect(r.left.message).toMatch(/^proj\/settings\.json line 3: not valid JSON$/)
+    expect(Result.isFailure(r)).toBe(true)
+    if (Result.isFailure(r)) {
+      expect(r.failure.message).toMatch(/^proj\/settings\.json line 3: not valid JSON$/)
     }
   })
 
   it("HB-1: a wrong type names file, line and key in one line", () => {
     const text = "{\n  \"permissions\": {\n    \"allow\": [\"Read\"],\n    \"deny\": \"Bash\"\n  }\n}"
     const r = decode(text)
-    expect(Either.isLeft(r)).toBe(true)
-    if (Either.isLeft(r)) {
-      expect(r.left.message).toContain("proj/settings.json line 4")
-      expect(r.left.message).toContain("\"permissions.deny\"")
-      expect(r.left.message).not.toContain("\n")
+    expect(Result.isFailure(r)).toBe(true)
+    if (Result.isFailure(r)) {
+      expect(r.failure.message).toContain("proj/settings.json line 4")
+      expect(r.failure.message).toContain("\"permissions.deny\"")
+      expect(r.failure.message).not.toContain("\n")
     }
     const bad = decode("{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"x\", \"onFailure\": \"maybe\"}]}]}}")
-    expect(Either.isLeft(bad) && bad.left.message).toContain("\"hooks.Stop[0].hooks[0].onFailure\"")
+    expect(Result.isFailure(bad) && bad.failure.message).toContain("\"hooks.Stop[0].hooks[0].onFailure\"")
   })
 
   it("HB-1: unknown keys warn (ours), Claude Code's other keys are ignored silently", () => {
     const ours = decode(JSON.stringify({ hooks: {}, flavour: "red" }))
-    expect(Either.isRight(ours) && ours.right.warnings).toEqual(["proj/settings.json: unknown key \"flavour\" ignored"])
+    expect(Result.isSuccess(ours) && ours.success.warnings).toEqual(["proj/settings.json: unknown key \"flavour\" ignored"])
     const claude = decode(JSON.stringify({ model: "x", env: {}, permissions: { allow: [], additionalDirectories: ["/x"] } }), "claude")
-    expect(Either.isRight(claude) && claude.right.warnings).toEqual([])
+    expect(Result.isSuccess(claude) && claude.success.warnings).toEqual([])
   })
 
   it("[issue 15] CLI defaults: provider, model, store, colour are read (ours only) and checked", () => {
     const ours = decode(JSON.stringify({ provider: "anthropic", model: "m", store: "sqlite", colour: "never" }))
-    expect(Either.isRight(ours) && ours.right).toEqual({
+    expect(Result.isSuccess(ours) && ours.success).toEqual({
       settings: { provider: "anthropic", model: "m", store: "sqlite", colour: "never" },
       warnings: []
     })
     const claude = decode(JSON.stringify({ model: "claude-x" }), "claude")
-    expect(Either.isRight(claude) && claude.right.settings).toEqual({})
+    expect(Result.isSuccess(claude) && claude.success.settings).toEqual({})
     const bad = decode("{\n  \"store\": \"csv\"\n}")
-    expect(Either.isLeft(bad) && bad.left.message).toBe("proj/settings.json line 2: \"store\" must be one of \"jsonl\", \"sqlite\" (found \"csv\")")
+    expect(Result.isFailure(bad) && bad.failure.message).toBe("proj/settings.json line 2: \"store\" must be one of \"jsonl\", \"sqlite\" (found \"csv\")")
   })
 
   it("HB-2: other handler types are reported as unsupported", () => {
     const r = decode(JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "prompt", prompt: "x" }] }] } }))
-    expect(Either.isRight(r) && r.right.warnings[0]).toContain("unsupported type \"prompt\"")
+    expect(Result.isSuccess(r) && r.success.warnings[0]).toContain("unsupported type \"prompt\"")
   })
 })
 
@@ -74,8 +74,8 @@ describe("SettingsFile messages", () => {
     ]
     for (const [text, expected] of cases) {
       const r = SettingsFile.decode("s.json", text, "harness")
-      expect(Either.isLeft(r) && r.left.message).toContain(expected)
-      expect(Either.isLeft(r) && r.left.message).not.toMatch(/ReadonlyArray|Expected/)
+      expect(Result.isFailure(r) && r.failure.message).toContain(expected)
+      expect(Result.isFailure(r) && r.failure.message).not.toMatch(/ReadonlyArray|Expected/)
     }
   })
 })

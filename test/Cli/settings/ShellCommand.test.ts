@@ -1,4 +1,4 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Permissions from "../../../src/Cli/settings/Permissions.js"
@@ -25,7 +25,7 @@ const engine = (
       }
     }),
     (m) => m.service
-  ).pipe(Effect.provide(NodeContext.layer))
+  ).pipe(Effect.provide(NodeServices.layer))
 
 const bash = (command: string) => ({ command })
 

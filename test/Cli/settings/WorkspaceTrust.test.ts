@@ -1,4 +1,4 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -44,7 +44,7 @@ describe("WorkspaceTrust (issue 26)", () => {
       put(join(cwd, ".effect-harness/settings.json"), { store: "sqlite" })
       const { review } = yield* reviewOf(at)
       expect(Option.isNone(review)).toBe(true)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it.effect("the review lists hooks, servers, grants and the scripts they name; the fingerprint follows files and scripts", () =>
     Effect.gen(function*() {
@@ -74,7 +74,7 @@ describe("WorkspaceTrust (issue 26)", () => {
       expect(third.fingerprint).not.toBe(second.fingerprint)
       put(join(cwd, ".claude/settings.local.json"), { permissions: { deny: ["Read"] } })
       expect(Option.getOrThrow((yield* reviewOf(at)).review).fingerprint).not.toBe(third.fingerprint)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it("the question shows control characters as inert escapes", () => {
     const q = WorkspaceTrust.question({
@@ -112,7 +112,7 @@ describe("WorkspaceTrust (issue 26)", () => {
       expect(trusted.warnings).toEqual([
         `.effect-harness/settings.json: "defaultMode": "bypassPermissions" is ignored (only your own settings or --permission-mode can set it)`
       ])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it.effect("decide: skip says one line; ask yes records (0600 in a 0700 directory); recorded asks nothing; no is not recorded", () =>
     Effect.gen(function*() {
@@ -141,7 +141,7 @@ describe("WorkspaceTrust (issue 26)", () => {
       const loose = notices()
       expect(yield* WorkspaceTrust.decide({ home, review, mode: "skip", notice: loose.notice })).toBe(false)
       expect(loose.lines[0]).toContain("is writable by other users")
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it.effect("the user's own \"always for this project\" answer keeps an approved workspace approved", () =>
     Effect.gen(function*() {
@@ -161,5 +161,5 @@ describe("WorkspaceTrust (issue 26)", () => {
       expect(Option.getOrThrow(after.review).fingerprint).not.toBe(Option.getOrThrow(review).fingerprint)
       expect(yield* WorkspaceTrust.decide({ home, review: after.review, mode: "skip", notice: n.notice })).toBe(true)
       expect(n.lines).toEqual([])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

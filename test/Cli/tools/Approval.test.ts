@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { PassThrough } from "node:stream"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Layer from "effect/Layer"
 import * as Permissions from "../../../src/Cli/settings/Permissions.js"
 import * as Settings from "../../../src/Cli/settings/Settings.js"
@@ -24,11 +24,11 @@ const prompted = (
     let shown = ""
     output.on("data", (c: Buffer) => (shown += c.toString()))
     before?.(input)
-    const fiber = yield* Effect.fork(Approval.terminalPrompt(input, output, { discardMs })(question, details))
+    const fiber = yield* Effect.forkChild(Approval.terminalPrompt(input, output, { discardMs })(question, details))
     if (discardMs > 0) {
       // wait until the question is shown (after the discard window), then answer
       while (!shown.includes(question)) yield* Effect.sleep(5)
-    } else yield* Effect.yieldNow()
+    } else yield* Effect.yieldNow
     answer(input)
     const result = yield* Fiber.join(fiber)
     return { result, shown }
@@ -140,5 +140,5 @@ describe("Approval", () => {
       const svc2 = yield* Effect.provide(LoopApproval.Approval, Approval.layer(plain).pipe(Layer.provide(withPermissions)))
       expect(yield* svc2.ask(request({ command: "ls" }))).toBe("allow-once")
       expect(offered).toEqual(["Bash(npm test:*)", undefined])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

@@ -30,7 +30,7 @@ describe("approval prompt on a terminal", () => {
         responses: [{ call: { id: "c1", name: "bash", arguments: JSON.stringify({ command }) } }, { text: "done" }]
       }))
       const line = `'${process.execPath}' '${cli}' run --provider scripted --script script.json go`
-      const out = yield* Effect.async<{ readonly text: string; readonly code: number | null }>((resume) => {
+      const out = yield* Effect.callback<{ readonly text: string; readonly code: number | null }>((resume) => {
         const child = spawn("script", ["-qfec", line, "/dev/null"], { cwd: ws, env: { ...cleanEnv(home), COLUMNS: "80", LINES: "40" } })
         let text = ""
         let answered = false

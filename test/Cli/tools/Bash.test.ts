@@ -1,4 +1,4 @@
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -24,11 +24,11 @@ const awaitPids = (path: string, count: number) =>
       if (pids.length >= count) return pids
       yield* Effect.sleep(25)
     }
-    return yield* Effect.dieMessage(`no ${count} pids in ${path}`)
+    return yield* Effect.die(new Error(`no ${count} pids in ${path}`))
   })
 
 describe("bash", () => {
-  it.scopedLive("runs in the workspace root with interleaved stdout/stderr and the exit code", () =>
+  it.live("runs in the workspace root with interleaved stdout/stderr and the exit code", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const out = yield* run({ command: "pwd; echo out; echo err >&2; echo out2; exit 3" })
@@ -41,7 +41,7 @@ describe("bash", () => {
       })
     ))
 
-  it.scopedLive("a missing shell is a SPAWN_FAILED error", () =>
+  it.live("a missing shell is a SPAWN_FAILED error", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const missing = yield* Effect.flip(Bash.runWith({ ...fast, shell: "/nonexistent/bash" })({ command: "true" }))
@@ -49,7 +49,7 @@ describe("bash", () => {
       })
     ))
 
-  it.scopedLive("caps output keeping head and tail with a truncation notice", () =>
+  it.live("caps output keeping head and tail with a truncation notice", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const out = yield* Bash.runWith({ ...fast, maxOutputBytes: 1000 })({
@@ -64,7 +64,7 @@ describe("bash", () => {
       })
     ))
 
-  it.scopedLive("timeout kills the whole process group including sleep grandchildren", () =>
+  it.live("timeout kills the whole process group including sleep grandchildren", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(run({
@@ -79,10 +79,10 @@ describe("bash", () => {
       })
     ))
 
-  it.scopedLive("interrupting the call (cancellation) kills the group before it completes", () =>
+  it.live("interrupting the call (cancellation) kills the group before it completes", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(run({
+        const fiber = yield* Effect.forkChild(run({
           command: "echo PID=$$ > pids; sleep 1000 & echo PID=$! >> pids; (sleep 1000 & echo PID=$! >> pids; wait) & wait"
         }))
         const pids = yield* awaitPids(`${root}/pids`, 3)
@@ -92,7 +92,7 @@ describe("bash", () => {
       })
     ))
 
-  it.scopedLive("background jobs left by a finished command are stopped", () =>
+  it.live("background jobs left by a finished command are stopped", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const out = yield* run({ command: "sleep 1000 >/dev/null 2>&1 & echo PID=$!" })

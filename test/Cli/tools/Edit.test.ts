@@ -1,11 +1,11 @@
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Edit from "../../../src/Cli/tools/Edit.js"
 import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
 
 describe("edit", () => {
-  it.scopedLive("replaces a unique occurrence exactly", () =>
+  it.live("replaces a unique occurrence exactly", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -16,7 +16,7 @@ describe("edit", () => {
       })
     ))
 
-  it.scopedLive("0 matches → NO_MATCH naming the file; 2 matches → AMBIGUOUS_MATCH with the count; replace_all replaces all", () =>
+  it.live("0 matches → NO_MATCH naming the file; 2 matches → AMBIGUOUS_MATCH with the count; replace_all replaces all", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -36,7 +36,7 @@ describe("edit", () => {
       })
     ))
 
-  it.scopedLive("identical strings, empty old_string, missing file and escapes are errors", () =>
+  it.live("identical strings, empty old_string, missing file and escapes are errors", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, { "a.txt": "abc" })
@@ -51,7 +51,7 @@ describe("edit", () => {
       })
     ))
 
-  it.scopedLive("CRLF files accept LF old_string and keep CRLF endings", () =>
+  it.live("CRLF files accept LF old_string and keep CRLF endings", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -61,7 +61,7 @@ describe("edit", () => {
       })
     ))
 
-  it.scopedLive("a non-UTF-8 file is refused with NOT_UTF8 and left as it was (issue 26)", () =>
+  it.live("a non-UTF-8 file is refused with NOT_UTF8 and left as it was (issue 26)", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -74,7 +74,7 @@ describe("edit", () => {
       })
     ))
 
-  it.scopedLive("a BOM is kept; new lines take the endings of the lines they replace (CRLF, mixed); \\r in new_string is kept as given (issue 26)", () =>
+  it.live("a BOM is kept; new lines take the endings of the lines they replace (CRLF, mixed); \\r in new_string is kept as given (issue 26)", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem

@@ -1,11 +1,11 @@
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Glob from "../../../src/Cli/tools/Glob.js"
 import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
 
 describe("glob", () => {
-  it.scopedLive("matches **, {a,b}, respects root and nested .gitignore, skips .git and node_modules", () =>
+  it.live("matches **, {a,b}, respects root and nested .gitignore, skips .git and node_modules", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, {
@@ -43,7 +43,7 @@ describe("glob", () => {
       })
     ))
 
-  it.scopedLive("sorts by modification time, newest first, and caps with a notice", () =>
+  it.live("sorts by modification time, newest first, and caps with a notice", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -63,7 +63,7 @@ describe("glob", () => {
       })
     ))
 
-  it.scopedLive("symbolic links are not followed (no escape through a linked directory)", () =>
+  it.live("symbolic links are not followed (no escape through a linked directory)", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem

@@ -7,7 +7,7 @@ import * as SearchWorker from "../../../src/Cli/tools/internal/SearchWorker.js"
 import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
 
 describe("grep", () => {
-  it.scopedLive("path:line:text over files, respecting .gitignore (root and nested), skipping binaries", () =>
+  it.live("path:line:text over files, respecting .gitignore (root and nested), skipping binaries", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, {
@@ -33,7 +33,7 @@ describe("grep", () => {
       })
     ))
 
-  it.scopedLive("caps results with a notice; invalid regex and escapes are errors", () =>
+  it.live("caps results with a notice; invalid regex and escapes are errors", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, { "many.txt": Array.from({ length: 50 }, (_, i) => `hit ${i}`).join("\n") })
@@ -47,7 +47,7 @@ describe("grep", () => {
       })
     ))
 
-  it.scopedLive("[issue 16] a catastrophic regex returns SEARCH_TIMEOUT within its budget; glob patterns too", () =>
+  it.live("[issue 16] a catastrophic regex returns SEARCH_TIMEOUT within its budget; glob patterns too", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, { "evil.txt": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n", [`${"a".repeat(60)}.txt`]: "x" })

@@ -1,11 +1,11 @@
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Ls from "../../../src/Cli/tools/Ls.js"
 import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
 
 describe("ls", () => {
-  it.scopedLive("lists sorted entries with / for directories and -> for links", () =>
+  it.live("lists sorted entries with / for directories and -> for links", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem

@@ -10,7 +10,7 @@ const lines = (n: number): string => Array.from({ length: n }, (_, i) => `line $
 
 describe("read", () => {
 
-  it.scopedLive("[issue 26] a 100 MB one-line file answers at once with the line cut and a notice; the rest is not read", () =>
+  it.live("[issue 26] a 100 MB one-line file answers at once with the line cut and a notice; the rest is not read", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fd = openSync(join(root, "one.txt"), "w")
@@ -33,7 +33,7 @@ describe("read", () => {
       })
     ))
 
-  it.scopedLive("[issue 26] a 10 GB sparse file after some text lines: the text is shown, the zeros end the read promptly", () =>
+  it.live("[issue 26] a 10 GB sparse file after some text lines: the text is shown, the zeros end the read promptly", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const file = join(root, "sparse.txt")
@@ -48,7 +48,7 @@ describe("read", () => {
       })
     ))
 
-  it.scopedLive("[issue 26] a read of a long file is interrupted between chunks", () =>
+  it.live("[issue 26] a read of a long file is interrupted between chunks", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fd = openSync(join(root, "many.txt"), "w")
@@ -56,14 +56,14 @@ describe("read", () => {
         for (let i = 0; i < 64; i++) writeSync(fd, block)
         closeSync(fd)
         // offset past the end: the whole file is scanned unless interrupted
-        const fiber = yield* Effect.fork(Read.run({ file_path: "many.txt", offset: 40_000_000 }))
+        const fiber = yield* Effect.forkChild(Read.run({ file_path: "many.txt", offset: 40_000_000 }))
         yield* Effect.sleep(20)
         const started = Date.now()
         yield* Fiber.interrupt(fiber)
         expect(Date.now() - started).toBeLessThan(500)
       })
     ))
-  it.scopedLive("numbers lines cat -n style", () =>
+  it.live("numbers lines cat -n style", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, { "a.txt": "alpha\r\nbeta\n\ngamma" })
@@ -73,7 +73,7 @@ describe("read", () => {
       })
     ))
 
-  it.scopedLive("offset and limit select a window, with a continuation notice", () =>
+  it.live("offset and limit select a window, with a continuation notice", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, { "f.txt": lines(10) })
@@ -94,7 +94,7 @@ describe("read", () => {
       })
     ))
 
-  it.scopedLive("caps at 2000 lines by default and at 256 KiB of output", () =>
+  it.live("caps at 2000 lines by default and at 256 KiB of output", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, {
@@ -113,7 +113,7 @@ describe("read", () => {
       })
     ))
 
-  it.scopedLive("long lines are cut with a marker", () =>
+  it.live("long lines are cut with a marker", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, { "l.txt": "y".repeat(5000) })
@@ -123,7 +123,7 @@ describe("read", () => {
       })
     ))
 
-  it.scopedLive("binary files, directories, missing files and escapes are clear errors", () =>
+  it.live("binary files, directories, missing files and escapes are clear errors", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, { "bin.dat": new Uint8Array([0x89, 0x50, 0, 1, 2, 3]), "dir/x": "", "empty.txt": "" })

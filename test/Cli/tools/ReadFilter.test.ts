@@ -1,4 +1,4 @@
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Glob from "../../../src/Cli/tools/Glob.js"
@@ -11,7 +11,7 @@ import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.j
 const hideSecrets = ReadFilter.layer((relative) => relative.startsWith("secrets/"))
 
 describe("ReadFilter: the read-only tools never show hidden paths (issue 26)", () => {
-  it.scopedLive("[issue 26] ls, glob, grep and read leave out hidden paths, with or without a path, through a linked directory", () =>
+  it.live("[issue 26] ls, glob, grep and read leave out hidden paths, with or without a path, through a linked directory", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -42,7 +42,7 @@ describe("ReadFilter: the read-only tools never show hidden paths (issue 26)", (
       }).pipe(Effect.provide(hideSecrets))
     ))
 
-  it.scopedLive("without the service nothing is hidden", () =>
+  it.live("without the service nothing is hidden", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, { "secrets/key.txt": "x\n" })

@@ -63,7 +63,7 @@ const huntIn = (extraArgs: ReadonlyArray<string>, extraEnv: Readonly<Record<stri
 const value = (text: string, key: string): string | undefined => new RegExp(`^${key}=(.*)$`, "m").exec(text)?.[1]
 
 describe("secrets kept out of tools (issue 16)", () => {
-  it.scopedLive.skipIf(!Sandbox.availability().available)(
+  it.live.skipIf(!Sandbox.availability().available)(
     "sandboxed bash: no secret in env, /proc/$PPID, any ancestor or any visible process; printed secrets are <redacted>",
     () =>
       Effect.gen(function*() {
@@ -83,7 +83,7 @@ describe("secrets kept out of tools (issue 16)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "--no-sandbox: the provider key is still unreadable through /proc/$PPID/environ and ancestors; output still scrubbed",
     () =>
       Effect.gen(function*() {
@@ -101,7 +101,7 @@ describe("secrets kept out of tools (issue 16)", () => {
     TIMEOUT
   )
 
-  it.scopedLive(
+  it.live(
     "bwrap missing: said once on stderr, bash runs unsandboxed with the allowlisted environment",
     () =>
       Effect.gen(function*() {

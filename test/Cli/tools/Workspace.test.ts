@@ -1,12 +1,12 @@
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Workspace from "../../../src/Cli/tools/Workspace.js"
 import { withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
 
 describe("Workspace confinement", () => {
-  it.scopedLive("relative and absolute paths inside the root resolve to real paths", () =>
+  it.live("relative and absolute paths inside the root resolve to real paths", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const ws = yield* Workspace.Workspace
@@ -22,7 +22,7 @@ describe("Workspace confinement", () => {
       })
     ))
 
-  it.scopedLive("`..` traversal out of the root is denied with OUTSIDE_WORKSPACE", () =>
+  it.live("`..` traversal out of the root is denied with OUTSIDE_WORKSPACE", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const ws = yield* Workspace.Workspace
@@ -37,7 +37,7 @@ describe("Workspace confinement", () => {
       })
     ))
 
-  it.scopedLive("symlinks escaping the root are denied; links inside are followed", () =>
+  it.live("symlinks escaping the root are denied; links inside are followed", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem

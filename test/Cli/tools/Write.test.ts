@@ -1,12 +1,12 @@
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Write from "../../../src/Cli/tools/Write.js"
 import { textOf, withWorkspace, writeFiles } from "../../support/TempWorkspace.js"
 
 describe("write", () => {
-  it.scopedLive("creates parent directories and reports created vs overwritten", () =>
+  it.live("creates parent directories and reports created vs overwritten", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -21,7 +21,7 @@ describe("write", () => {
       })
     ))
 
-  it.scopedLive("keeps permission bits of an existing file", () =>
+  it.live("keeps permission bits of an existing file", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -33,7 +33,7 @@ describe("write", () => {
       })
     ))
 
-  it.scopedLive("writes through an inside symlink to its target; escapes and directories are refused", () =>
+  it.live("writes through an inside symlink to its target; escapes and directories are refused", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -56,7 +56,7 @@ describe("write", () => {
       })
     ))
 
-  it.scopedLive("overwriting keeps a BOM the content does not write and CRLF endings of a CRLF file; content with \\r is written as given (issue 26)", () =>
+  it.live("overwriting keeps a BOM the content does not write and CRLF endings of a CRLF file; content with \\r is written as given (issue 26)", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem

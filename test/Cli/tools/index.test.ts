@@ -1,5 +1,5 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -30,7 +30,7 @@ const kit = (
   script: Scripted.Script,
   setup: Layer.Layer<never, never, ToolRuntime.ToolRuntime> = Layer.empty
 ) => {
-  const env = Layer.provideMerge(Workspace.layer(root), NodeContext.layer)
+  const env = Layer.provideMerge(Workspace.layer(root), NodeServices.layer)
   const base = TestKit.layer({
     script,
     tools: BuiltinTools.tools({
@@ -63,7 +63,7 @@ describe("built-in tools as loop tools", () => {
     expect([...Approval.MUTATING_TOOLS].sort()).toEqual(["bash", "edit", "write"])
   })
 
-  it.scopedLive("failures become readable error results with a coded error, never crashes", () =>
+  it.live("failures become readable error results with a coded error, never crashes", () =>
     Effect.gen(function*() {
       const root = yield* tempRoot
       yield* Effect.gen(function*() {
@@ -86,9 +86,9 @@ describe("built-in tools as loop tools", () => {
         ],
         Scripted.text("done")
       ])))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scopedLive("approval 'deny' (non-interactive): mutating calls denied with a clear reason, read-only calls run", () =>
+  it.live("approval 'deny' (non-interactive): mutating calls denied with a clear reason, read-only calls run", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const root = yield* tempRoot
@@ -108,10 +108,10 @@ describe("built-in tools as loop tools", () => {
         Scripted.call("c2", "write", args({ file_path: "new.txt", content: "x" })),
         Scripted.call("c3", "bash", args({ command: "touch touched" })),
         Scripted.text("done")
-      ], Layer.scopedDiscard(Approval.register(Approval.modeFor({ yes: false, interactive: false }))))))
-    }).pipe(Effect.provide(NodeContext.layer)))
+      ], Layer.effectDiscard(Approval.register(Approval.modeFor({ yes: false, interactive: false }))))))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scopedLive("approval 'ask' puts mutating calls to the prompt (yes runs, no rejects); 'auto' runs without asking", () =>
+  it.live("approval 'ask' puts mutating calls to the prompt (yes runs, no rejects); 'auto' runs without asking", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const root = yield* tempRoot
@@ -124,7 +124,7 @@ describe("built-in tools as loop tools", () => {
         Scripted.call("c3", "ls", args({})),
         Scripted.text("done")
       ]
-      const askLayer = Layer.scopedDiscard(Approval.register("ask"))
+      const askLayer = Layer.effectDiscard(Approval.register("ask"))
       yield* Effect.gen(function*() {
         const a = yield* TestKit.agent({ session: { _tag: "New", cwd: root } })
         yield* a.prompt("go")
@@ -142,7 +142,7 @@ describe("built-in tools as loop tools", () => {
             askLayer,
             Layer.provideMerge(
               TestKit.layer({ script, tools: BuiltinTools.tools() }).pipe(Layer.provide(Approval.layer(prompt))),
-              Layer.provideMerge(Workspace.layer(root), NodeContext.layer)
+              Layer.provideMerge(Workspace.layer(root), NodeServices.layer)
             )
           )
         )
@@ -155,10 +155,10 @@ describe("built-in tools as loop tools", () => {
       }).pipe(Effect.provide(kit(root, [
         Scripted.call("c1", "write", args({ file_path: "auto.txt", content: "a" })),
         Scripted.text("done")
-      ], Layer.scopedDiscard(Approval.register(Approval.modeFor({ yes: true, interactive: false }))))))
-    }).pipe(Effect.provide(NodeContext.layer)))
+      ], Layer.effectDiscard(Approval.register(Approval.modeFor({ yes: true, interactive: false }))))))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scopedLive("cancelling the agent during bash kills the whole process group (T-13, DEC-1)", () =>
+  it.live("cancelling the agent during bash kills the whole process group (T-13, DEC-1)", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const root = yield* tempRoot
@@ -185,9 +185,9 @@ describe("built-in tools as loop tools", () => {
           command: "echo PID=$$ > pids; sleep 1000 & echo PID=$! >> pids; (sleep 1000 & echo PID=$! >> pids; wait) & wait"
         }))
       ])))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scopedLive("[issue 16] cancelling the agent during a catastrophic grep ends the turn within 1 s", () =>
+  it.live("[issue 16] cancelling the agent during a catastrophic grep ends the turn within 1 s", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const root = yield* tempRoot
@@ -208,5 +208,5 @@ describe("built-in tools as loop tools", () => {
         expect(elapsed).toBeLessThan(1000)
         expect((yield* a.turnEnds)[0]).toMatchObject({ kind: "aborted" })
       }).pipe(Effect.provide(kit(root, [Scripted.call("c1", "grep", args({ pattern: "^(a+)+$" }))])))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

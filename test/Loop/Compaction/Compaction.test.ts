@@ -10,7 +10,7 @@ const ofType = <T extends SessionEvent["type"]>(events: ReadonlyArray<SessionEve
 
 describe("Compaction: cheap pass and summary (K-3, K-5..K-8, K-10)", () => {
   const pruneScenario = Kit.scenario(Array.from({ length: 9 }, (_, i) => Kit.bigCall(`c${i + 1}`, 12_000)))
-  it.scoped("AC-109 [K-3 K-5] old 12 KB results are pruned first; pruning suffices, so no summary request", () =>
+  it.effect("AC-109 [K-3 K-5] old 12 KB results are pruned first; pruning suffices, so no summary request", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: {} })
       yield* t.prompt("read every file")
@@ -36,7 +36,7 @@ describe("Compaction: cheap pass and summary (K-3, K-5..K-8, K-10)", () => {
     }).pipe(Effect.provide(Kit.layer(pruneScenario.script, 32_000))))
 
   const summaryScenario = Kit.scenario(Array.from({ length: 12 }, (_, i) => Kit.bigCall(`s${i + 1}`, 8_000)))
-  it.scoped("AC-110 [K-6 K-7] pruning does not suffice: one summary request through the same prefix; the next request is system + summary + opening prompt + kept tail", () =>
+  it.effect("AC-110 [K-6 K-7] pruning does not suffice: one summary request through the same prefix; the next request is system + summary + opening prompt + kept tail", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: {}, systemPrompt: { persona: "You are a careful coder." } })
       yield* t.prompt("refactor the parser")

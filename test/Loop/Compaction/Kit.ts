@@ -7,6 +7,7 @@
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Scripted from "../../../src/Adapter/Scripted.js"
 import * as ContentBlock from "../../../src/Llm/ContentBlock.js"
 import * as Json from "../../../src/Llm/Json.js"
@@ -78,7 +79,7 @@ export const layer = (
 
 const canonical = (request: GenerateOptions): string => {
   const { sessionId: _ignored, ...rest } = request
-  return Json.canonical(rest as unknown as Json.Json)
+  return Result.match(Json.copyJson(rest), { onFailure: (e) => `<not JSON: ${e.message}>`, onSuccess: Json.canonical })
 }
 
 /**

@@ -13,7 +13,7 @@ const calls = (n: number, size: number, prefix = "c") =>
 
 describe("Compaction triggers and guards (K-3, K-4, K-11)", () => {
   const once = Kit.scenario([...calls(4, 8_000), Kit.overflow])
-  it.scoped("AC-112 [K-3] a CONTEXT_WINDOW_EXCEEDED at step 5 compacts, then the step is retried once and succeeds", () =>
+  it.effect("AC-112 [K-3] a CONTEXT_WINDOW_EXCEEDED at step 5 compacts, then the step is retried once and succeeds", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: { threshold: 0.99 } })
       yield* t.prompt("go")
@@ -35,7 +35,7 @@ describe("Compaction triggers and guards (K-3, K-4, K-11)", () => {
     }).pipe(Effect.provide(Kit.layer(once.script, 32_000))))
 
   const twice = Kit.scenario([...calls(4, 8_000), Kit.overflow, Kit.overflow])
-  it.scoped("AC-112 [K-4] a second overflow right after the compaction ends the turn COMPACTION_STALLED", () =>
+  it.effect("AC-112 [K-4] a second overflow right after the compaction ends the turn COMPACTION_STALLED", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: { threshold: 0.99 } })
       yield* t.prompt("go")
@@ -48,7 +48,7 @@ describe("Compaction triggers and guards (K-3, K-4, K-11)", () => {
   // a model that overflows by itself once the request exceeds its window; threshold compactions
   // keep the turn going until the per-turn limit, then the overflow cannot be recovered
   const runaway = Kit.scenario(calls(60, 4_000), { window: 16_000 })
-  it.scoped("AC-112 [K-4] never more than 3 compactions per turn; past the limit the overflow ends COMPACTION_STALLED", () =>
+  it.effect("AC-112 [K-4] never more than 3 compactions per turn; past the limit the overflow ends COMPACTION_STALLED", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: {} })
       yield* t.prompt("go")
@@ -62,7 +62,7 @@ describe("Compaction triggers and guards (K-3, K-4, K-11)", () => {
     }).pipe(Effect.provide(Kit.layer(runaway.script, 16_000))))
 
   const emptySummary = Kit.scenario([...calls(4, 8_000), Kit.overflow], { summarize: () => [] })
-  it.scoped("K-11 an empty summary leaves the surface untouched; the overflow ends with the original error", () =>
+  it.effect("K-11 an empty summary leaves the surface untouched; the overflow ends with the original error", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: { threshold: 0.99 } })
       yield* t.prompt("go")
@@ -77,7 +77,7 @@ describe("Compaction triggers and guards (K-3, K-4, K-11)", () => {
     }).pipe(Effect.provide(Kit.layer(emptySummary.script, 32_000))))
 
   const threshold = Kit.scenario(calls(12, 8_000), { summarize: () => [] })
-  it.scoped("K-11 a failed threshold compaction lets the step proceed", () =>
+  it.effect("K-11 a failed threshold compaction lets the step proceed", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: { maxPerTurn: 1 } })
       yield* t.prompt("go")

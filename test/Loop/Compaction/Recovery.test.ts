@@ -37,7 +37,7 @@ describe("Compaction: recall, fork, crash, manual, hooks (K-8, K-9, K-12..K-14)"
     return Kit.bigCall(`b${call}`, 8_000)(request, call)
   }
   const recall = Kit.scenario(Array.from({ length: 14 }, () => recaller))
-  it.scoped("AC-115 [K-8 K-9] citations outside the range are dropped and counted; recall of a cited range returns the original content; outside → tool error", () =>
+  it.effect("AC-115 [K-8 K-9] citations outside the range are dropped and counted; recall of a cited range returns the original content; outside → tool error", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: {} })
       yield* t.prompt("audit the repository")
@@ -65,7 +65,7 @@ describe("Compaction: recall, fork, crash, manual, hooks (K-8, K-9, K-12..K-14)"
     }).pipe(Effect.provide(Kit.layer(recall.script, 32_000))))
 
   const fork = Kit.scenario([...calls(3, 8_000, "a"), Kit.say("turn one done"), ...calls(10, 8_000, "b")])
-  it.scoped("AC-116 [K-13] a fork at a turn before a compaction sees the uncompacted history", () =>
+  it.effect("AC-116 [K-13] a fork at a turn before a compaction sees the uncompacted history", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: {} })
       yield* t.prompt("turn one")
@@ -90,7 +90,7 @@ describe("Compaction: recall, fork, crash, manual, hooks (K-8, K-9, K-12..K-14)"
       for (const id of ["b1", "b2"]) expect(ofType(events, "tool/result").some((e) => e.data.callId === id)).toBe(true)
     }).pipe(Effect.provide(Kit.layer(fork.script, 32_000))))
 
-  it.scoped("AC-114 [K-12] a crash between compact/start and compact/end: reopen repairs the tail, the surface is the pre-compaction one, the next turn compacts and succeeds", () =>
+  it.effect("AC-114 [K-12] a crash between compact/start and compact/end: reopen repairs the tail, the surface is the pre-compaction one, the next turn compacts and succeeds", () =>
     Effect.gen(function*() {
       // 1. the first process: its summary request never answers; the log as a SIGKILL leaves it
       //    (write-through: every committed event) is captured once compact/start is committed
@@ -137,7 +137,7 @@ describe("Compaction: recall, fork, crash, manual, hooks (K-8, K-9, K-12..K-14)"
     }))
 
   const manual = Kit.scenario([...calls(3, 8_000), Kit.say("first done"), Kit.say("second done")])
-  it.scoped("K-3c K-14 manual compaction while idle opens its own turn; pre-compact adds instructions, post-compact sees the summary and injects", () =>
+  it.effect("K-3c K-14 manual compaction while idle opens its own turn; pre-compact adds instructions, post-compact sees the summary and injects", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       const seen: Array<string | undefined> = []
@@ -170,7 +170,7 @@ describe("Compaction: recall, fork, crash, manual, hooks (K-8, K-9, K-12..K-14)"
     }).pipe(Effect.provide(Kit.layer(manual.script, 32_000))))
 
   const vetoed = Kit.scenario(calls(8, 8_000))
-  it.scoped("K-14 pre-compact may veto an automatic compaction (nothing logged)", () =>
+  it.effect("K-14 pre-compact may veto an automatic compaction (nothing logged)", () =>
     Effect.gen(function*() {
       const hooks = yield* Hooks.LoopHooks
       yield* hooks.preCompact.register(() => Effect.succeed(Hooks.PreCompactDecision.Veto({ reason: "not now" })))
@@ -181,7 +181,7 @@ describe("Compaction: recall, fork, crash, manual, hooks (K-8, K-9, K-12..K-14)"
     }).pipe(Effect.provide(Kit.layer(vetoed.script, 32_000))))
 
   const runaway = Kit.scenario(Array.from({ length: 10 }, (_, i) => Kit.bigCall(`m${i}`, 10)))
-  it.scoped("--max-steps: a runaway tool loop ends max-steps, logged, and the next prompt continues", () =>
+  it.effect("--max-steps: a runaway tool loop ends max-steps, logged, and the next prompt continues", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ maxSteps: 3 })
       yield* t.prompt("loop")
@@ -193,7 +193,7 @@ describe("Compaction: recall, fork, crash, manual, hooks (K-8, K-9, K-12..K-14)"
       expect((yield* t.requests)[3]!.messages.length).toBeGreaterThan(6)
     }).pipe(Effect.provide(Kit.layer(runaway.script, 32_000))))
 
-  it.scoped("K-1 an unknown model runs on the default 128k window, announced once by a model/notice event", () =>
+  it.effect("K-1 an unknown model runs on the default 128k window, announced once by a model/notice event", () =>
     Effect.gen(function*() {
       const t = yield* TestKit.agent({ compaction: {} })
       yield* t.prompt("one")

@@ -47,7 +47,7 @@ describe("agent-scoped registrations are looked up by agent id (issue 20)", () =
     expect(r.values(undefined)).toEqual(["h"])
   })
 
-  it.scoped("[L-36] a waterfall run for one agent scans the same number of registrations with 10 or 1,000 agents", () =>
+  it.effect("[L-36] a waterfall run for one agent scans the same number of registrations with 10 or 1,000 agents", () =>
     Effect.gen(function*() {
       const scannedFor = (agents: number) =>
         Effect.gen(function*() {
@@ -68,7 +68,7 @@ describe("agent-scoped registrations are looked up by agent id (issue 20)", () =
       expect(many).toBe(few)
     }))
 
-  it.scoped("[L-31] a system prompt assembly scans the same number of sections with 10 or 1,000 agents", () =>
+  it.effect("[L-31] a system prompt assembly scans the same number of sections with 10 or 1,000 agents", () =>
     Effect.gen(function*() {
       const scannedFor = (agents: number) =>
         Effect.gen(function*() {

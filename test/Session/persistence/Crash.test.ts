@@ -70,7 +70,7 @@ const spawnChild = (backend: Backend, location: string, scenario: Scenarios.Name
 
 /** Waits until the child printed a line satisfying `pred` (fails if it exits first). */
 const waitFor = (child: Child, pred: (line: string) => boolean) =>
-  Effect.async<string>((resume) => {
+  Effect.callback<string>((resume) => {
     const check = () => {
       const hit = child.lines.find(pred)
       if (hit !== undefined) {
@@ -80,7 +80,7 @@ const waitFor = (child: Child, pred: (line: string) => boolean) =>
     }
     const onExit = () => {
       cleanup()
-      resume(Effect.dieMessage(`child exited early: ${child.stderr.join("")}`))
+      resume(Effect.die(new Error(`child exited early: ${child.stderr.join("")}`)))
     }
     const cleanup = () => {
       child.process.off("line", check)
@@ -93,7 +93,7 @@ const waitFor = (child: Child, pred: (line: string) => boolean) =>
   })
 
 const kill = (child: Child) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     if (child.process.exitCode !== null || child.process.signalCode !== null) return resume(Effect.void)
     child.process.once("exit", () => resume(Effect.void))
     child.process.kill("SIGKILL")

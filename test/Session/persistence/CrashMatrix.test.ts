@@ -79,7 +79,7 @@ interface Killed {
 
 /** Runs the child until the plan's moment, kills it with SIGKILL, returns what it printed. */
 const runAndKill = (backend: Backend, location: string, plan: Plan) =>
-  Effect.async<Killed, ChildFailed>((resume) => {
+  Effect.callback<Killed, ChildFailed>((resume) => {
     const child = spawn(process.execPath, [childBundle, backend, location, String(plan.seed)], {
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -174,14 +174,14 @@ describe.each(["jsonl", "sqlite"] as const)("[DEC-11] crash matrix: SIGKILL at s
         const plan = planOf(seed)
         const dir = yield* Effect.promise(() => fsp.mkdtemp(path.join(process.env["TMPDIR"] ?? "/tmp", `harness-matrix-${backend}-`)))
         const location = backend === "jsonl" ? dir : path.join(dir, "sessions.sqlite")
-        const outcome = yield* Effect.either(
+        const outcome = yield* Effect.result(
           Effect.flatMap(runAndKill(backend, location, plan), (killed) => verify(backend, location, dir, killed)).pipe(
-            Effect.catchAllDefect((d) => Effect.fail(new ChildFailed({ message: d instanceof Error ? d.message : String(d), cause: d })))
+            Effect.catchDefect((d) => Effect.fail(new ChildFailed({ message: d instanceof Error ? d.message : String(d), cause: d })))
           )
         )
         yield* Effect.promise(() => fsp.rm(dir, { recursive: true, force: true }))
-        if (outcome._tag === "Left") {
-          const e = outcome.left
+        if (outcome._tag === "Failure") {
+          const e = outcome.failure
           throw new Error(
             `crash matrix (${backend}) failed for seed ${seed} (kill ${JSON.stringify(plan)}; replay with HARNESS_CRASH_SEED=${seed}): ${e.message}`,
             { cause: e }

@@ -5,7 +5,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as DataDir from "../../../src/Session/persistence/DataDir.js"
 
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+const withEnv = (env: Record<string, string>) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.provideService(self, ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
 
 describe("DataDir", () => {
   it.effect("EFFECT_HARNESS_HOME wins: sessions root and database live under it", () =>

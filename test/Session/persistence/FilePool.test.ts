@@ -2,7 +2,7 @@
  * The bounded pool of open files (issue 20): what an evicted handle leaves behind.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -19,10 +19,10 @@ const gc: () => void = (() => {
   return runInNewContext("gc") as () => void
 })()
 
-class Marker extends Context.Tag("test/FilePool/Marker")<Marker, { readonly payload: Array<number> }>() {}
+class Marker extends Context.Service<Marker, { readonly payload: Array<number> }>()("test/FilePool/Marker") {}
 
 describe("FilePool", () => {
-  it.scoped("an LRU eviction by another fiber keeps nothing of the fiber that opened the evicted handle", () =>
+  it.effect("an LRU eviction by another fiber keeps nothing of the fiber that opened the evicted handle", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
@@ -33,7 +33,7 @@ describe("FilePool", () => {
       const weak = yield* Effect.suspend(() => {
         const marker = { payload: Array.from({ length: 1000 }, (_, i) => i) }
         const write = pool.withFile("a", open("a"), (f) => f.writeAll(bytes))
-        return Effect.as(Effect.flatMap(Effect.fork(Effect.provideService(write, Marker, marker)), Fiber.await), new WeakRef(marker))
+        return Effect.as(Effect.flatMap(Effect.forkChild(Effect.provideService(write, Marker, marker)), Fiber.await), new WeakRef(marker))
       })
       expect(pool.idle()).toBe(1)
       // this fiber (another driver, alive throughout) needs the only descriptor: "a" is closed (LRU)

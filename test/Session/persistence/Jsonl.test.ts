@@ -1,9 +1,9 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { SystemError } from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as PlatformError from "effect/PlatformError"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { spawnSync } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fsp from "node:fs/promises"
@@ -29,13 +29,13 @@ const deadPid = (): number => {
 }
 
 describe("Jsonl backend", () => {
-  it.scopedLive("[D-9,DEC-9] layout: <root>/cwd-<12 hex>/<encoded id>.jsonl, header line then one event per line, no temp files", () =>
+  it.live("[D-9,DEC-9] layout: <root>/cwd-<12 hex>/<encoded id>.jsonl, header line then one event per line, no temp files", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-")
       const p = yield* open(root)
       const h = header("../evil/id~é", "/work/proj")
       const digest = crypto.createHash("sha256").update("/work/proj").digest("hex").slice(0, 12)
-      const expected = path.join(root, `cwd-${digest}`, `${Either.getOrThrow(IdEncoding.encode(h.id))}.jsonl`)
+      const expected = path.join(root, `cwd-${digest}`, `${Result.getOrThrow(IdEncoding.encode(h.id))}.jsonl`)
       expect(p.locate(h)).toEqual({ kind: "jsonl", path: expected })
       expect(p.locate(header("x"))!.path).toBe(path.join(root, "_no-cwd", "x.jsonl"))
       yield* p.create(h)
@@ -58,7 +58,7 @@ describe("Jsonl backend", () => {
       expect((yield* p.list())[0]!.location).toEqual({ kind: "jsonl", path: expected })
     }))
 
-  it.scopedLive("AC-49 [D-5,D-9] a torn last line (no newline) after the last turn/end is truncated physically, then repaired", () =>
+  it.live("AC-49 [D-5,D-9] a torn last line (no newline) after the last turn/end is truncated physically, then repaired", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-")
       const b = new LogBuilder().completeTurn("one")
@@ -86,7 +86,7 @@ describe("Jsonl backend", () => {
       expect(again.events).toEqual(c.events)
     }))
 
-  it.scopedLive("[D-5] bad input: a garbage line, a wrong version, a duplicate seq → typed error naming file and line; the file is unchanged", () =>
+  it.live("[D-5] bad input: a garbage line, a wrong version, a duplicate seq → typed error naming file and line; the file is unchanged", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-")
       const p = yield* open(root)
@@ -154,7 +154,7 @@ describe("Jsonl backend", () => {
       expect(lines(yield* read(f6)).slice(1)).toEqual(b.events)
     }))
 
-  it.scopedLive("[D-9] a failed append truncates its partial bytes; the next append succeeds", () =>
+  it.live("[D-9] a failed append truncates its partial bytes; the next append succeeds", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-")
       const base = yield* Effect.provide(FileSystem.FileSystem, NodeFileSystem.layer)
@@ -167,10 +167,10 @@ describe("Jsonl backend", () => {
               ? Object.assign(Object.create(handle) as FileSystem.File, {
                 writeAll: (bytes: Uint8Array) => {
                   failNext = false
-                  return Effect.zipRight(
+                  return Effect.andThen(
                     handle.writeAll(bytes.subarray(0, Math.floor(bytes.byteLength / 2))),
                     Effect.fail(
-                      new SystemError({ module: "FileSystem", method: "writeAll", reason: "Unknown", pathOrDescriptor: file, description: "disk full (simulated)" })
+                      PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method: "writeAll", pathOrDescriptor: file, description: "disk full (simulated)" })
                     )
                   )
                 }
@@ -196,7 +196,7 @@ describe("Jsonl backend", () => {
       expect((yield* (yield* open(root)).load(h.id)).events).toEqual(b.events)
     }))
 
-  it.scopedLive("[D-6] list skips empty, header-less, foreign-version and foreign-name files; reads heads and tails of big logs", () =>
+  it.live("[D-6] list skips empty, header-less, foreign-version and foreign-name files; reads heads and tails of big logs", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-")
       const p = yield* open(root)
@@ -228,7 +228,7 @@ describe("Jsonl backend", () => {
       expect(yield* (yield* open(path.join(root, "missing"))).list()).toEqual([])
     }))
 
-  it.scopedLive("[DEC-4] lock file holds pid, hostname and token; removed at scope close; stale locks are reclaimed", () =>
+  it.live("[DEC-4] lock file holds pid, hostname and token; removed at scope close; stale locks are reclaimed", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-")
       const p = yield* open(root)
@@ -273,7 +273,7 @@ describe("Jsonl backend", () => {
       expect(JSON.parse(yield* read(lockFile))).toMatchObject({ token: "remote" })
     }))
 
-  it.scopedLive("[D-3] a log changed behind this instance's back is re-adopted before appending", () =>
+  it.live("[D-3] a log changed behind this instance's back is re-adopted before appending", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-")
       const p = yield* open(root)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as JsonlReader from "../../../src/Session/persistence/JsonlReader.js"
 import * as Records from "../../../src/Session/persistence/Records.js"
 import { header, LogBuilder } from "../../support/sessionLog.js"
@@ -26,7 +26,7 @@ describe("JsonlReader (issue 26)", () => {
   it("reading in pieces of any size (a multi-byte character split across reads included) equals one whole parse", () => {
     const bytes = Buffer.from(logText(3), "utf8")
     const whole = JsonlReader.parse(bytes, "f.jsonl", ID)
-    expect(Either.isRight(whole)).toBe(true)
+    expect(Result.isSuccess(whole)).toBe(true)
     for (const size of [1, 2, 7, 64, 4096]) expect(inPieces(bytes, size)).toEqual(whole)
   })
 
@@ -34,27 +34,27 @@ describe("JsonlReader (issue 26)", () => {
     const text = logText(1)
     const torn = Buffer.from(`${text}{"type":"turn/st`, "utf8")
     const parsed = inPieces(torn, 5)
-    expect(Either.isRight(parsed) && parsed.right.dropped).toBe(1)
-    expect(Either.isRight(parsed) && parsed.right.keepBytes).toBe(Buffer.byteLength(text))
+    expect(Result.isSuccess(parsed) && parsed.success.dropped).toBe(1)
+    expect(Result.isSuccess(parsed) && parsed.success.keepBytes).toBe(Buffer.byteLength(text))
   })
 
   it("a line longer than the record limit is skipped unread: at the tail it is dropped, before a turn/end it is CORRUPT_LOG naming the limit", () => {
     const text = logText(1)
     const huge = `{"type":"user/message","pad":"${"x".repeat(5000)}"}\n`
     const atTail = inPieces(Buffer.from(text + huge, "utf8"), 64, 2000)
-    expect(Either.isRight(atTail) && atTail.right.dropped).toBe(1)
-    expect(Either.isRight(atTail) && atTail.right.keepBytes).toBe(Buffer.byteLength(text))
+    expect(Result.isSuccess(atTail) && atTail.success.dropped).toBe(1)
+    expect(Result.isSuccess(atTail) && atTail.success.keepBytes).toBe(Buffer.byteLength(text))
     const turnEnd = text.trimEnd().split("\n").at(-1)!
     const before = inPieces(Buffer.from(text + huge + turnEnd + "\n", "utf8"), 64, 2000)
-    expect(Either.isLeft(before) && before.left).toMatchObject({ code: "CORRUPT_LOG" })
-    expect(Either.isLeft(before) && before.left.message).toContain("record larger than")
+    expect(Result.isFailure(before) && before.failure).toMatchObject({ code: "CORRUPT_LOG" })
+    expect(Result.isFailure(before) && before.failure.message).toContain("record larger than")
   })
 
   it("empty, header-only-incomplete and foreign-id logs fail as before", () => {
-    expect(Either.isLeft(JsonlReader.parse(new Uint8Array(0), "f", ID))).toBe(true)
+    expect(Result.isFailure(JsonlReader.parse(new Uint8Array(0), "f", ID))).toBe(true)
     const incomplete = JsonlReader.parse(Buffer.from("{\"type\":\"session\""), "f", ID)
-    expect(Either.isLeft(incomplete) && incomplete.left.message).toContain("incomplete session header")
+    expect(Result.isFailure(incomplete) && incomplete.failure.message).toContain("incomplete session header")
     const other = JsonlReader.parse(Buffer.from(`${JSON.stringify(Records.headerRecord(header("other")))}\n`), "f", ID)
-    expect(Either.isLeft(other) && other.left.message).toContain("does not match")
+    expect(Result.isFailure(other) && other.failure.message).toContain("does not match")
   })
 })

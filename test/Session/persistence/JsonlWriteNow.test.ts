@@ -5,7 +5,7 @@
  * `append` would refuse it. `make` leaves it off unless asked; `layer` turns it on.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { SessionId } from "../../../src/Llm/Message.js"
@@ -16,7 +16,7 @@ import { counting, turnBatches } from "../../support/jsonlIo.js"
 import { header } from "../../support/sessionLog.js"
 
 describe("Jsonl append.now (issue 20)", () => {
-  it.scopedLive("[DEC-11] held and open: one synchronous write per batch, none through the file system; fsync stays effectful", () =>
+  it.live("[DEC-11] held and open: one synchronous write per batch, none through the file system; fsync stays effectful", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-now-")
       const { counts, fs } = yield* counting
@@ -48,7 +48,7 @@ describe("Jsonl append.now (issue 20)", () => {
       expect(reloaded.events).toEqual(all)
     }))
 
-  it.scopedLive("[DEC-4] not held by this instance: \"later\"; make without writeNow has no append.now; layer has it", () =>
+  it.live("[DEC-4] not held by this instance: \"later\"; make without writeNow has no append.now; layer has it", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-now-")
       const p = yield* Jsonl.make({ root, writeNow: true }).pipe(Effect.provide(NodeFileSystem.layer))

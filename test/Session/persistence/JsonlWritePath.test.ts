@@ -6,7 +6,7 @@
  * (LRU) serves more live logs than it holds open.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -29,7 +29,7 @@ describe("Jsonl write path", () => {
     expect(Jsonl.defaultMaxOpenFiles(20_000)).toBe(1024)
   })
 
-  it.scopedLive("[DEC-11,DEC-4] lock held: one open per log, one write per batch, no stat and no lock re-read; fsync only when asked", () =>
+  it.live("[DEC-11,DEC-4] lock held: one open per log, one write per batch, no stat and no lock re-read; fsync only when asked", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-io-")
       const { counts, fs, reset } = yield* counting
@@ -52,7 +52,7 @@ describe("Jsonl write path", () => {
       expect(yield* reload(root, h.id)).toEqual(all)
     }))
 
-  it.scopedLive("[DEC-11] appends that arrive while a write is in flight go out in one write, in order; a bad batch fails alone", () =>
+  it.live("[DEC-11] appends that arrive while a write is in flight go out in one write, in order; a bad batch fails alone", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-io-")
       const { counts, fs, reset } = yield* counting
@@ -66,21 +66,21 @@ describe("Jsonl write path", () => {
       // ten callers at once, plus one whose batch repeats stored seqs (rejected, nothing of it written)
       const results = yield* Effect.all(
         [
-          ...batches.slice(1, 6).map((batch) => Effect.either(p.append(h.id, batch, { sync: false }))),
-          Effect.either(p.append(h.id, batches[0]!, { sync: false })),
-          ...batches.slice(6).map((batch) => Effect.either(p.append(h.id, batch)))
+          ...batches.slice(1, 6).map((batch) => Effect.result(p.append(h.id, batch, { sync: false }))),
+          Effect.result(p.append(h.id, batches[0]!, { sync: false })),
+          ...batches.slice(6).map((batch) => Effect.result(p.append(h.id, batch)))
         ],
         { concurrency: "unbounded" }
       )
-      expect(results.map((r) => r._tag)).toEqual([...Array(5).fill("Right"), "Left", ...Array(5).fill("Right")])
-      expect(results[5]!._tag === "Left" && results[5]!.left.code).toBe("OUT_OF_SEQUENCE")
+      expect(results.map((r) => r._tag)).toEqual([...Array(5).fill("Success"), "Failure", ...Array(5).fill("Success")])
+      expect(results[5]!._tag === "Failure" && results[5]!.failure.code).toBe("OUT_OF_SEQUENCE")
       // the first caller's write, then everyone who arrived meanwhile together (fsynced once)
       expect(counts.writes).toBe(2)
       expect(counts.syncs).toBe(1)
       expect(yield* reload(root, h.id)).toEqual(all)
     }))
 
-  it.scopedLive("[DEC-11] a pool of 2 descriptors serves 5 live logs written in turn (LRU); all saved, none left open after release", () =>
+  it.live("[DEC-11] a pool of 2 descriptors serves 5 live logs written in turn (LRU); all saved, none left open after release", () =>
     Effect.gen(function*() {
       const root = yield* tempDir("harness-jsonl-io-")
       const p = yield* Jsonl.make({ root, maxOpenFiles: 2 }).pipe(Effect.provide(NodeFileSystem.layer))
@@ -89,7 +89,7 @@ describe("Jsonl write path", () => {
       const scope = yield* Scope.make()
       let most = 0
       for (const h of ids) {
-        yield* Scope.extend(p.lock(h.id), scope)
+        yield* Scope.provide(p.lock(h.id), scope)
         yield* p.create(h)
       }
       for (const batch of batches) {

@@ -44,7 +44,7 @@ afterAll(() => fs.promises.rm(childBundle, { force: true }))
 /** Starts a writer child, waits until it printed `events` events inside an open turn, then SIGSTOPs it. */
 const pausedWriter = (backend: "jsonl" | "sqlite", location: string, events: number) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly pid: number; readonly printed: Array<SessionEvent> }, ChildFailed>((resume) => {
+    Effect.callback<{ readonly pid: number; readonly printed: Array<SessionEvent> }, ChildFailed>((resume) => {
       const child = spawn(process.execPath, [childBundle, backend, location, "42"], { stdio: ["ignore", "pipe", "pipe"] })
       const printed: Array<SessionEvent> = []
       let pending = ""
@@ -88,7 +88,7 @@ const textOf = (events: ReadonlyArray<SessionEvent>): string =>
   ).join("")
 
 describe("[DEC-11] readers of a session held by a running writer", () => {
-  it.scopedLive("sessions show | list | fork work without the lock, show the open turn, and leave the log byte-identical (jsonl)", () =>
+  it.live("sessions show | list | fork work without the lock, show the open turn, and leave the log byte-identical (jsonl)", () =>
     Effect.gen(function*() {
       const home = yield* tempDir("harness-readers-")
       const root = path.join(home, "sessions")
@@ -133,7 +133,7 @@ describe("[DEC-11] readers of a session held by a running writer", () => {
       expect(fs.readdirSync(bucket).filter((n) => n.endsWith(".tmp"))).toEqual([])
     }), 120_000)
 
-  it.scopedLive("a store snapshot of a session held by a writer in another process (sqlite): no lock needed, nothing written", () =>
+  it.live("a store snapshot of a session held by a writer in another process (sqlite): no lock needed, nothing written", () =>
     Effect.gen(function*() {
       const home = yield* tempDir("harness-readers-sqlite-")
       const file = path.join(home, "sessions.sqlite")
@@ -156,7 +156,7 @@ describe("[DEC-11] readers of a session held by a running writer", () => {
 const mode = (file: string) => fs.statSync(file).mode & 0o777
 
 describe("[issue 10 §7] every file the store creates is private", () => {
-  it.scopedLive("JSONL: directories 0700, log and lock 0600", () =>
+  it.live("JSONL: directories 0700, log and lock 0600", () =>
     Effect.gen(function*() {
       const home = yield* tempDir("harness-modes-")
       const root = path.join(home, "deep", "sessions")
@@ -170,7 +170,7 @@ describe("[issue 10 §7] every file the store creates is private", () => {
       }).pipe(Effect.scoped, Effect.provide(SessionStore.layer), Effect.provide(Layer.orDie(Jsonl.layer({ root }))))
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.scopedLive("SQLite: directory 0700, database, -wal and -shm 0600", () =>
+  it.live("SQLite: directory 0700, database, -wal and -shm 0600", () =>
     Effect.gen(function*() {
       const home = yield* tempDir("harness-modes-sqlite-")
       const file = path.join(home, "data", "sessions.sqlite")

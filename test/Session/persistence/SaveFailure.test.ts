@@ -95,9 +95,9 @@ describe.each(["jsonl", "sqlite"] as const)("[DEC-11] save failures on a real fi
       let failure: SessionError.SessionError | undefined
       for (let turn = 2; turn < 400 && failure === undefined; turn++) {
         for (const input of bigTurn(turn, 3000)) {
-          const r = yield* Effect.either(session.append(input))
-          if (r._tag === "Left") {
-            failure = r.left
+          const r = yield* Effect.result(session.append(input))
+          if (r._tag === "Failure") {
+            failure = r.failure
             break
           }
         }
@@ -164,7 +164,7 @@ describe.each(["jsonl", "sqlite"] as const)("[DEC-11] save failures on a real fi
 })
 
 describe("[DEC-11] a save failure reaches the turn outcome, typed", () => {
-  it.scoped("PERSISTENCE_FAILED during a turn: the turn ends error{code: PERSISTENCE_FAILED}, one agent error carries the SessionError; the next turn works", () =>
+  it.effect("PERSISTENCE_FAILED during a turn: the turn ends error{code: PERSISTENCE_FAILED}, one agent error carries the SessionError; the next turn works", () =>
     Effect.gen(function*() {
       const failing = yield* Ref.make(false)
       const persistence = Layer.effect(

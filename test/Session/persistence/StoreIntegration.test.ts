@@ -3,8 +3,8 @@
  * single-writer rule end to end, with real files and a real database.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { SystemError } from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as PlatformError from "effect/PlatformError"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -41,12 +41,12 @@ const turn = (session: Session.Session, prompt: string) =>
   })
 
 describe.each([jsonl, sqlite])("SessionStore over $name", (subject) => {
-  it.scopedLive("AC-51 [D-7,D-8,D-12] flush at turn end, resume in a new store: seqs and turns continue, nothing duplicated", () =>
+  it.live("AC-51 [D-7,D-8,D-12] flush at turn end, resume in a new store: seqs and turns continue, nothing duplicated", () =>
     Effect.gen(function*() {
       const storage = yield* subject.storage
       const store1 = yield* storeOver(yield* storage.open)
       const scope = yield* Scope.make()
-      const s1 = yield* Scope.extend(store1.create({ id: "resume-me", cwd: "/work/x" }), scope)
+      const s1 = yield* Scope.provide(store1.create({ id: "resume-me", cwd: "/work/x" }), scope)
       yield* turn(s1, "first")
       yield* store1.flush(s1.id)
       expect(yield* store1.pending(s1.id)).toBe(0)
@@ -56,7 +56,7 @@ describe.each([jsonl, sqlite])("SessionStore over $name", (subject) => {
       yield* turn(s1, "second")
       yield* Scope.close(scope, Exit.void) // release drains
       const scope2 = yield* Scope.make()
-      const s2 = yield* Scope.extend(store2.open("resume-me"), scope2)
+      const s2 = yield* Scope.provide(store2.open("resume-me"), scope2)
       const events = yield* s2.events
       expect(events.length).toBe(6)
       expect(s2.header.cwd).toBe("/work/x")
@@ -77,13 +77,13 @@ describe.each([jsonl, sqlite])("SessionStore over $name", (subject) => {
 })
 
 describe("SessionStore over Jsonl with a failing disk", () => {
-  it.scopedLive("AC-50 [DEC-11] a failing write fails the append PERSISTENCE_FAILED and keeps the events; the next flush persists them", () =>
+  it.live("AC-50 [DEC-11] a failing write fails the append PERSISTENCE_FAILED and keeps the events; the next flush persists them", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem.pipe(Effect.provide(NodeFileSystem.layer))
       const root = yield* fs.makeTempDirectoryScoped({ prefix: "harness-store-" })
       let failing = false
       const unplugged = (method: string, file: string | number) =>
-        new SystemError({ module: "FileSystem", method, reason: "Unknown", pathOrDescriptor: file, description: "disk unplugged (simulated)" })
+        PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method, pathOrDescriptor: file, description: "disk unplugged (simulated)" })
       const flaky: FileSystem.FileSystem = {
         ...fs,
         open: (file, options) =>

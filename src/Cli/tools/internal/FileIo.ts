@@ -166,7 +166,7 @@ export const readBoundedFd = (fd: number, display: string, maxBytes: number) =>
  * @category utils
  */
 export const readChunk = (fd: number, display: string, size: number) =>
-  Effect.uninterruptible(Effect.async<Uint8Array, ToolError.BuiltinToolError>((resume) => {
+  Effect.uninterruptible(Effect.callback<Uint8Array, ToolError.BuiltinToolError>((resume) => {
     const buffer = Buffer.allocUnsafe(size)
     NodeFs.read(fd, buffer, 0, size, null, (error, n) => {
       resume(error === null ? Effect.succeed(buffer.subarray(0, n)) : Effect.fail(toolError(error, display)))

@@ -32,11 +32,20 @@ export const REDACTED = "<redacted>"
  * @since 0.1.0
  * @category references
  */
-export class Secrets extends Context.Reference<Secrets>()("effect-harness/Cli/tools/Secrets", {
-  defaultValue: (): { readonly values: () => ReadonlyArray<Redacted.Redacted<string>> } => ({
-    values: SecretEnv.secrets
-  })
-}) {}
+export const Secrets: Context.Reference<SecretValues> = Context.Reference<SecretValues>(
+  "effect-harness/Cli/tools/Secrets",
+  { defaultValue: () => ({ values: SecretEnv.secrets }) }
+)
+
+/**
+ * The shape of {@link Secrets}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SecretValues {
+  readonly values: () => ReadonlyArray<Redacted.Redacted<string>>
+}
 
 /**
  * Replaces every occurrence of the secrets in `text`; returns the new text and the count.

@@ -79,7 +79,7 @@ export const glob = (options: {
         batch.push({ relative: step.value.relative, mtime: step.value.mtime })
         if (batch.length >= 1024) {
           yield* flush
-          yield* Effect.yieldNow()
+          yield* Effect.yieldNow
         }
       }
       yield* flush
@@ -211,10 +211,10 @@ export const grep = (options: GrepOptions) =>
           batchBytes += text.length
           if (batch.length >= BATCH_FILES || batchBytes >= BATCH_BYTES) {
             yield* flush
-            yield* Effect.yieldNow()
+            yield* Effect.yieldNow
           }
         }
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
       }
       yield* flush
       return { lines, more, incomplete }

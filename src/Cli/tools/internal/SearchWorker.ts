@@ -27,9 +27,10 @@ import * as ToolError from "../ToolError.js"
  * @since 0.1.0
  * @category references
  */
-export class SearchBudget extends Context.Reference<SearchBudget>()("effect-harness/Cli/tools/SearchBudget", {
-  defaultValue: (): Duration.Duration => Duration.seconds(30)
-}) {}
+export const SearchBudget: Context.Reference<Duration.Duration> = Context.Reference<Duration.Duration>(
+  "effect-harness/Cli/tools/SearchBudget",
+  { defaultValue: () => Duration.seconds(30) }
+)
 
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads")
@@ -88,7 +89,7 @@ export const make = Effect.acquireRelease(
 )
 
 const ask = <A>(matcher: Matcher, message: unknown): Effect.Effect<A, ToolError.BuiltinToolError> =>
-  Effect.async<A, ToolError.BuiltinToolError>((resume) => {
+  Effect.callback<A, ToolError.BuiltinToolError>((resume) => {
     const { worker } = matcher
     const cleanup = () => {
       worker.off("message", onMessage)
@@ -151,13 +152,13 @@ export const withMatcher = <A, E, R>(what: string, body: (matcher: Matcher) => E
   Effect.gen(function*() {
     const budget = yield* SearchBudget
     return yield* Effect.scoped(Effect.flatMap(make, body)).pipe(
-      Effect.timeoutFail({
+      Effect.timeoutOrElse({
         duration: budget,
-        onTimeout: () =>
-          ToolError.make(
+        orElse: () =>
+          Effect.fail(ToolError.make(
             "SEARCH_TIMEOUT",
             `${what} was stopped after ${Duration.format(budget)} (its time budget); the pattern may backtrack catastrophically or the tree is too large: simplify the pattern or narrow the path`
-          )
+          ))
       })
     )
   })

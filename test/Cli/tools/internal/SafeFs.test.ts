@@ -1,4 +1,4 @@
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { spawn, spawnSync } from "node:child_process"
@@ -39,7 +39,7 @@ while True:
 `
 
 describe("race-free confinement (issue 16)", () => {
-  it.scopedLive.skipIf(!hasPython)(
+  it.live.skipIf(!hasPython)(
     "a directory swapped with a link to outside, 1000 reads and writes: the outside canary is never touched",
     () =>
       withWorkspace((root) =>
@@ -64,7 +64,7 @@ describe("race-free confinement (issue 16)", () => {
           )
           let output = ""
           swapper.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()))
-          yield* Effect.async<void>((resume) => {
+          yield* Effect.callback<void>((resume) => {
             const check = () => output.includes("ready") && resume(Effect.void)
             swapper.stdout.on("data", check)
             check()
@@ -76,22 +76,22 @@ describe("race-free confinement (issue 16)", () => {
           let writeRefused = 0
           const started = Date.now()
           for (let i = 0; i < ITERATIONS; i++) {
-            const read = yield* Effect.either(Read.run({ file_path: "d/f.txt" }))
-            if (read._tag === "Right") {
-              expect(textOf(read.right)).toBe("     1\tinside")
+            const read = yield* Effect.result(Read.run({ file_path: "d/f.txt" }))
+            if (read._tag === "Success") {
+              expect(textOf(read.success)).toBe("     1\tinside")
               readOk++
             } else readRefused++
-            const write = yield* Effect.either(Write.run({ file_path: "d/out.txt", content: `write ${i}\n` }))
-            if (write._tag === "Right") writeOk++
+            const write = yield* Effect.result(Write.run({ file_path: "d/out.txt", content: `write ${i}\n` }))
+            if (write._tag === "Success") writeOk++
             else writeRefused++
             if (i % 10 !== 0) continue
-            const edit = yield* Effect.either(Edit.run({ file_path: "d/e.txt", old_string: "A", new_string: "B" }))
-            if (edit._tag === "Left" && edit.left.code === "NO_MATCH") {
-              yield* Effect.either(Edit.run({ file_path: "d/e.txt", old_string: "B", new_string: "A" }))
+            const edit = yield* Effect.result(Edit.run({ file_path: "d/e.txt", old_string: "A", new_string: "B" }))
+            if (edit._tag === "Failure" && edit.failure.code === "NO_MATCH") {
+              yield* Effect.result(Edit.run({ file_path: "d/e.txt", old_string: "B", new_string: "A" }))
             }
           }
           const elapsed = Date.now() - started
-          yield* Effect.async<void>((resume) => {
+          yield* Effect.callback<void>((resume) => {
             swapper.once("exit", () => resume(Effect.void))
             swapper.kill("SIGTERM")
           })
@@ -114,7 +114,7 @@ describe("race-free confinement (issue 16)", () => {
     90_000
   )
 
-  it.scopedLive("names beginning with `..` are ordinary names; `..` and `../x` are refused", () =>
+  it.live("names beginning with `..` are ordinary names; `..` and `../x` are refused", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         yield* writeFiles(root, { "..foo": "a\n", "...": "b\n", "a..b": "c\n", "sub/..bar": "d\n" })

@@ -26,14 +26,14 @@ const outsideDir = Effect.acquireRelease(
 )
 
 const listener = Effect.acquireRelease(
-  Effect.async<Net.Server & { port: number }>((resume) => {
+  Effect.callback<Net.Server & { port: number }>((resume) => {
     const server = Net.createServer((socket) => socket.end("hello\n"))
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
       resume(Effect.succeed(Object.assign(server, { port: typeof address === "object" && address !== null ? address.port : 0 })))
     })
   }),
-  (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+  (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
 )
 
 const gitOff = (from: number): Record<string, string> => ({
@@ -70,7 +70,7 @@ describe("ChildEnv (issue 16)", () => {
 })
 
 describe.skipIf(!available)("bash under bubblewrap (issue 16)", () => {
-  it.scopedLive("workspace and temp are writable; elsewhere is read-only", () =>
+  it.live("workspace and temp are writable; elsewhere is read-only", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
         const outside = yield* outsideDir
@@ -93,7 +93,7 @@ describe.skipIf(!available)("bash under bubblewrap (issue 16)", () => {
       })
     ))
 
-  it.scopedLive("no network unless allowed: a local TCP listener is unreachable", () =>
+  it.live("no network unless allowed: a local TCP listener is unreachable", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const server = yield* listener
@@ -106,7 +106,7 @@ describe.skipIf(!available)("bash under bubblewrap (issue 16)", () => {
       })
     ))
 
-  it.scopedLive("own /proc: no host process (the harness included) is visible", () =>
+  it.live("own /proc: no host process (the harness included) is visible", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
         const text = textOf(yield* Bash.runWith(sandboxed)({ command: "ls /proc | grep -c '^[0-9]'; echo ppid=$PPID" }))
@@ -117,10 +117,10 @@ describe.skipIf(!available)("bash under bubblewrap (issue 16)", () => {
       })
     ))
 
-  it.scopedLive("a cancelled sandboxed command is stopped with everything it started", () =>
+  it.live("a cancelled sandboxed command is stopped with everything it started", () =>
     withWorkspace((root) =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.fork(Bash.runWith(sandboxed)({
+        const fiber = yield* Effect.forkChild(Bash.runWith(sandboxed)({
           command: "(sleep 1; echo late > late.txt) & echo started > started.txt; wait"
         }))
         while (!existsSync(join(root, "started.txt"))) yield* Effect.sleep(20)
