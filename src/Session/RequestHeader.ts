@@ -73,13 +73,8 @@ const jsonList = (xs: ReadonlyArray<unknown> | undefined): string =>
 export const equals = (a: EpochHeader, b: EpochHeader): boolean => {
   if (!Message.configEquals(a.config, b.config)) return false
   if ((a.system ?? "") !== (b.system ?? "")) return false
-  const ta = a.tools ?? []
-  const tb = b.tools ?? []
-  if (ta.length !== tb.length) return false
-  for (let i = 0; i < ta.length; i++) {
-    if (Json.canonical(ta[i] as unknown as Json.Json) !== Json.canonical(tb[i] as unknown as Json.Json)) return false
-  }
-  return jsonList(a.messagePrefix) === jsonList(b.messagePrefix)
+  if ((a.tools?.length ?? 0) !== (b.tools?.length ?? 0)) return false
+  return jsonList(a.tools) === jsonList(b.tools) && jsonList(a.messagePrefix) === jsonList(b.messagePrefix)
 }
 
 /**

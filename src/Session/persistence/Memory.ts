@@ -171,7 +171,7 @@ export const make = (storage: Storage = makeStorage()): Effect.Effect<Service & 
         ))
       }
       const closers = Repair.repair(result.events)
-      const events = Result.getOrThrow(Json.snapshot([...result.events, ...closers])) as unknown as ReadonlyArray<SessionEvent>
+      const events = Result.getOrThrow(Json.snapshotOf([...result.events, ...closers]))
       if (!write) return Result.succeed({ header: decoded.header, events, repaired: closers, truncated: result.dropped })
       // durable before returning: torn tail dropped, closers stored
       stored.records.length = result.events.length

@@ -149,7 +149,12 @@ describe("harness CLI end to end against a provider server", () => {
         const work = yield* Cli.tempDir("harness-e2e-ws-")
         const key = `sk-e2e-401-${Math.random().toString(36).slice(2)}`
         const fake = yield* FakeProvider.make({
-          replies: [FakeProvider.httpFile(FakeProvider.fixture("deepseek/error-401-auth.http"))]
+          // the repository's own reply (this test must not need ../shared): DeepSeek's error shape
+          replies: [FakeProvider.status(401, {
+            body: JSON.stringify({
+              error: { message: "the api key is invalid", type: "authentication_error", param: null, code: "invalid_request_error" }
+            })
+          })]
         })
         const result = yield* Cli.runCli(
           ["run", "--provider", "deepseek", "--base-url", fake.url, "hello"],
