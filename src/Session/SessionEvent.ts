@@ -255,6 +255,21 @@ export interface Envelope<T extends string, D> {
 }
 
 /**
+ * `true` when `value` has an event's envelope: an object with a non-empty string `type`, numeric `seq`
+ * and `time`, and a `data` key. The one narrowing from a checked record to {@link SessionEvent}:
+ * `Validate` and the stores' record checks call it after they validated payload and surface rules.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isEnvelope = (value: unknown): value is SessionEvent =>
+  typeof value === "object" && value !== null &&
+  "type" in value && typeof value.type === "string" && value.type.length > 0 &&
+  "seq" in value && typeof value.seq === "number" &&
+  "time" in value && typeof value.time === "number" &&
+  "data" in value
+
+/**
  * A session event of a known (core or merged) type. Unknown types exist at run time too and are
  * passed through verbatim (V-2); treat `type` as open when switching.
  *

@@ -27,7 +27,7 @@ import * as ChunkFastPath from "./ChunkFastPath.js"
 import * as EventSize from "./EventSize.js"
 import * as SessionError from "./SessionError.js"
 import type { SessionEvent } from "./SessionEvent.js"
-import { isCoreType, payloadSchemas } from "./SessionEvent.js"
+import { isCoreType, isEnvelope, payloadSchemas } from "./SessionEvent.js"
 import * as Surface from "./Surface.js"
 
 const appendKeys: ReadonlySet<string> = new Set(["type", "data", "surfaceOp", "sourceEventSeqs"])
@@ -146,21 +146,23 @@ export const appendInputGeneric = (
   const sources = obj["sourceEventSeqs"]
   const surfaceError = Surface.check(surface, type, surfaceOp, sources, seq)
   if (surfaceError !== undefined) return Result.fail(invalid(where, surfaceError))
-  return Result.succeed(build(type, seq, time, data, surfaceOp, sources))
+  return build(where, type, seq, time, data, surfaceOp, sources)
 }
 
 const build = (
+  where: string,
   type: string,
   seq: number,
   time: number,
   data: Json.Json,
   surfaceOp: Json.Json | undefined,
   sources: Json.Json | undefined
-): SessionEvent => {
+): Result.Result<SessionEvent, SessionError.SessionError> => {
   const event: Record<string, unknown> = { type, seq, time, data }
   if (surfaceOp !== undefined) event["surfaceOp"] = surfaceOp
   if (sources !== undefined) event["sourceEventSeqs"] = sources
-  return Object.freeze(event) as unknown as SessionEvent
+  Object.freeze(event)
+  return isEnvelope(event) ? Result.succeed(event) : Result.fail(invalid(where, "not an event envelope"))
 }
 
 /**
@@ -247,7 +249,7 @@ export const storedEventGeneric = (
   if (surfaceError !== undefined && (surface !== undefined || !surfaceError.startsWith("S-8"))) {
     return Result.fail(invalid(where, surfaceError))
   }
-  return Result.succeed(build(type, seq, time, data, surfaceOp, sources))
+  return build(where, type, seq, time, data, surfaceOp, sources)
 }
 
 /**

@@ -375,7 +375,7 @@ describe("Anthropic over HTTP", () => {
 
   it.live("[C-7] real capture: thinking signature of anthropic/thinking-then-tool-use-empty-input goes back byte-identical", () =>
     live(Effect.gen(function*() {
-      if (!FakeProvider.fixturesAvailable) return
+      if (FakeProvider.fixturesAbsent("the real-capture signature replay")) return
       const name = "anthropic/thinking-then-tool-use-empty-input"
       const expected = JSON.parse(readFileSync(FakeProvider.fixture(`${name}.expected.json`), "utf8")) as {
         blocks: Array<{ signature?: string; text?: string; id?: string }>

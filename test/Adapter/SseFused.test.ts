@@ -66,7 +66,7 @@ const same = (wire: Wire, body: Uint8Array, seed: number) =>
     return composed
   })
 
-const fixtures: Array<[Wire, string]> = FakeProvider.fixturesAvailable
+const fixtures: Array<[Wire, string]> = !FakeProvider.fixturesAbsent("fused-SSE replays of the captured streams")
   ? (["anthropic", "deepseek", "openai"] as const).flatMap((dir) =>
     readdirSync(FakeProvider.fixture(dir)).filter((f) => f.endsWith(".sse")).map((f): [Wire, string] => [
       dir === "anthropic" ? "anthropic" : "openai",

@@ -206,7 +206,7 @@ describe("wire fixtures (../shared/fixtures/wire)", () => {
   it("the fixture folder is present (required under CI=true)", () => {
     if (!FakeProvider.fixturesAvailable) {
       if (process.env["CI"] === "true") expect.fail(`fixture folder missing: ${FakeProvider.fixturesDir}`)
-      console.warn(`notice: ${FakeProvider.fixturesDir} is absent; wire-fixture replays skipped`)
+      FakeProvider.fixturesAbsent("wire-fixture replays")
     }
   })
 

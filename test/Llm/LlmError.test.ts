@@ -173,7 +173,7 @@ describe("Wire error fixtures (E-2..E-4, E-6)", () => {
   it("every error-*.http fixture is classified as its .expected.json category says", () => {
     if (!FakeProvider.fixturesAvailable) {
       if (process.env["CI"] === "true") expect.fail(`fixture folder missing: ${FakeProvider.fixturesDir}`)
-      console.warn(`notice: ${FakeProvider.fixturesDir} is absent; error-fixture classification skipped`)
+      FakeProvider.fixturesAbsent("error-fixture classification")
       return
     }
     const fixtures = loadHttpFixtures()

@@ -195,6 +195,16 @@ export const fixturesDir: string = fileURLToPath(new URL("../../../shared/fixtur
 /** `true` when the fixture folder exists. */
 export const fixturesAvailable: boolean = existsSync(`${fixturesDir}INDEX.md`)
 
+/**
+ * `true` when the fixture folder is absent, after printing the one notice saying what `what` skips (a
+ * plain clone has no `../shared`).
+ */
+export const fixturesAbsent = (what: string): boolean => {
+  if (fixturesAvailable) return false
+  console.warn(`notice: ${fixturesDir} is absent; ${what} skipped`)
+  return true
+}
+
 /** Absolute path of a fixture, e.g. `fixture("deepseek/text-stop-chat.sse")`. */
 export const fixture = (name: string): string => `${fixturesDir}${name}`
 

@@ -28,7 +28,7 @@ import type { SessionId } from "../../Llm/Message.js"
 import * as EventSize from "../EventSize.js"
 import * as SessionError from "../SessionError.js"
 import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
-import { FORMAT_VERSION } from "../SessionEvent.js"
+import { FORMAT_VERSION, isEnvelope } from "../SessionEvent.js"
 import * as Surface from "../Surface.js"
 import * as Validate from "../Validate.js"
 
@@ -235,7 +235,7 @@ export const checkRecord = (value: unknown, index: number, surface: Surface.Stat
   const surfaceError = Surface.check(surface, type, o["surfaceOp"], o["sourceEventSeqs"], index)
   if (surfaceError !== undefined) return { _tag: "invalid", reason: `${type}: ${surfaceError}` }
   if (!parsedIsLossless(o)) return { _tag: "invalid", reason: `S-3: ${type}: not lossless JSON (-0 or a non-finite number)` }
-  return { _tag: "ok", event: o as unknown as SessionEvent }
+  return isEnvelope(o) ? { _tag: "ok", event: o } : { _tag: "invalid", reason: `S-11: ${type}: not an event envelope` }
 }
 
 /**
