@@ -8,7 +8,7 @@ import * as Path from "node:path"
 import * as CommandDoc from "../src/Cli/CommandDoc.js"
 import * as CommandTree from "../src/Cli/CommandTree.js"
 import * as Help from "../src/Cli/Help.js"
-import * as SettingsFile from "../src/Cli/settings/SettingsFile.js"
+import * as SettingsFile from "../src/Workspace/SettingsFile.js"
 import * as SessionEvent from "../src/Session/SessionEvent.js"
 import * as CliReference from "./CliReference.js"
 import * as ErrorCatalog from "./ErrorCatalog.js"
@@ -92,7 +92,7 @@ export const settings = (): Catalog => ({
   content: header(
     "Settings keys",
     "The keys of the harness's `settings.json` files (user, project, local; later files win key by key), as the " +
-      "schema in `src/Cli/settings/SettingsFile.ts` states them. Unknown keys are reported as warnings, not errors."
+      "schema in `src/Workspace/SettingsFile.ts` states them. Unknown keys are reported as warnings, not errors."
   ) + SettingsReference.render(SettingsFile.SettingsSchema)
 })
 

@@ -110,6 +110,7 @@ const meanings: Readonly<Record<string, string>> = {
   IO_ERROR: "reading or writing the file failed",
   ESCAPE: "a path resolves (through a link) outside the workspace",
   // settings and MCP
+  HOME_WORKSPACE: "the workspace is `/` or contains a home directory and was not accepted (`--allow-home-workspace` or an interactive yes)",
   INVALID_SETTINGS: "a settings file is not valid JSON or breaks its schema (file and line reported)",
   UNTRUSTED_FILE: "an approvals file of the harness is not private to the user (another owner, writable by others, a link); it is ignored",
   SHELL_PARSER_UNAVAILABLE: "the bash parser (tree-sitter) could not load; every command counts as unknowable to permission rules",
@@ -129,6 +130,7 @@ const surfaces: Readonly<Record<string, string>> = {
   McpConnectError: "At start-up: the server is reported unavailable on stderr and its tools are left out.",
   McpProtocolError: "The server is reported on stderr; a call in flight fails as the tool's error result.",
   ScriptError: "At start-up: the CLI prints the field and line on stderr and exits 2.",
+  HomeWorkspaceError: "At start-up: the CLI prints it as one line on stderr and exits 2.",
   SettingsError: "At start-up: the CLI prints the file and line on stderr and exits 2.",
   CliError: "Printed as one line on stderr; the CLI exits with the error's own exit code.",
   RetryPolicyError: "When the adapter layer is built (a configuration error).",

@@ -22,12 +22,12 @@ import * as Persona from "./Persona.js"
 import * as ProviderChoice from "./ProviderChoice.js"
 import * as SessionIds from "./sessions/SessionIds.js"
 import * as UserErrors from "./sessions/UserErrors.js"
-import type * as Sandbox from "./tools/internal/Sandbox.js"
-import * as PermissionRule from "./settings/PermissionRule.js"
-import type * as Settings from "./settings/Settings.js"
-import type * as WorkspaceTrust from "./settings/WorkspaceTrust.js"
-import type * as Approval from "./tools/Approval.js"
-import * as SettingsFile from "./settings/SettingsFile.js"
+import type * as Sandbox from "../Tools/internal/Sandbox.js"
+import * as PermissionRule from "../Policy/PermissionRule.js"
+import type * as Settings from "../Workspace/Settings.js"
+import type * as WorkspaceTrust from "../Workspace/WorkspaceTrust.js"
+import type * as Approval from "../Policy/Approval.js"
+import * as SettingsFile from "../Workspace/SettingsFile.js"
 
 /**
  * The shared options.

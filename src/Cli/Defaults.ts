@@ -19,7 +19,7 @@ import * as Path from "effect/Path"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Settings from "./settings/Settings.js"
+import * as Settings from "../Workspace/Settings.js"
 
 const NAMESPACE = "harness.settings"
 

@@ -36,19 +36,19 @@ import * as McpCli from "./commands/Mcp.js"
 import { ExitCode } from "./ExitCode.js"
 import * as ProviderChoice from "./ProviderChoice.js"
 import * as ScriptErrors from "./ScriptErrors.js"
-import * as Bridge from "./hooks/Bridge.js"
-import * as AgentSessions from "./settings/AgentSessions.js"
-import * as HomeWorkspace from "./settings/HomeWorkspace.js"
-import * as Permissions from "./settings/Permissions.js"
-import * as Settings from "./settings/Settings.js"
-import type * as SettingsFile from "./settings/SettingsFile.js"
-import * as WorkspaceTrust from "./settings/WorkspaceTrust.js"
-import * as TerminalText from "./TerminalText.js"
-import * as Approval from "./tools/Approval.js"
-import * as BuiltinTools from "./tools/index.js"
-import type * as Sandbox from "./tools/internal/Sandbox.js"
-import * as Workspace from "./tools/Workspace.js"
-import * as WorkspaceContext from "./WorkspaceContext.js"
+import * as Bridge from "../Hooks/Bridge.js"
+import * as AgentSessions from "../Workspace/AgentSessions.js"
+import * as HomeWorkspace from "../Workspace/HomeWorkspace.js"
+import * as Permissions from "../Policy/Permissions.js"
+import * as Settings from "../Workspace/Settings.js"
+import type * as SettingsFile from "../Workspace/SettingsFile.js"
+import * as WorkspaceTrust from "../Workspace/WorkspaceTrust.js"
+import * as TerminalText from "../Tools/TerminalText.js"
+import * as Approval from "../Policy/Approval.js"
+import * as BuiltinTools from "../Tools/BuiltinTools.js"
+import type * as Sandbox from "../Tools/internal/Sandbox.js"
+import * as Workspace from "../Tools/Workspace.js"
+import * as WorkspaceContext from "../Workspace/WorkspaceContext.js"
 
 /**
  * Everything the composition depends on.
@@ -175,7 +175,9 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
     const notice = (line: string) =>
       Effect.sync(() => void process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${line}\n`)))
     const ask = setup.workspaceTrust === "ask" ? setup.consentPrompt : undefined
-    yield* HomeWorkspace.check({ cwd: setup.cwd, allow: setup.allowHomeWorkspace === true, ask })
+    yield* HomeWorkspace.check({ cwd: setup.cwd, allow: setup.allowHomeWorkspace === true, ask }).pipe(
+      Effect.mapError((e) => usage(e.message))
+    )
     const at = yield* Settings.locations(setup.cwd, setup.settingsFile)
     const files = yield* Settings.read(at).pipe(Effect.mapError((e) => usage(`invalid settings: ${e.message}`)))
     const home = yield* DataDir.harnessHome.pipe(Effect.mapError((e) => usage(`cannot find the harness home: ${e.message}`)))

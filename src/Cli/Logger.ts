@@ -20,7 +20,7 @@ import * as EffectLogger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as References from "effect/References"
 import * as Signals from "./Signals.js"
-import * as TerminalText from "./TerminalText.js"
+import * as TerminalText from "../Tools/TerminalText.js"
 
 /**
  * Whether the logger prints detail (`--verbose`): a context reference (default `false`) read from

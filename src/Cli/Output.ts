@@ -23,7 +23,7 @@ import type * as Retry from "../Llm/Retry.js"
 import type { SessionEvent } from "../Session/SessionEvent.js"
 import * as RunSummary from "./RunSummary.js"
 import * as Signals from "./Signals.js"
-import * as TerminalText from "./TerminalText.js"
+import * as TerminalText from "../Tools/TerminalText.js"
 import * as Transcript from "./Transcript.js"
 
 /**

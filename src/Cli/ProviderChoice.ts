@@ -49,40 +49,18 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as OpenAiCompatible from "../Adapter/OpenAiCompatible.js"
+import type { ProviderName } from "../Adapter/ProviderNames.js"
 import { CliError } from "./CliError.js"
 import { ExitCode } from "./ExitCode.js"
-import * as SecretEnv from "./SecretEnv.js"
+import * as SecretEnv from "../Tools/SecretEnv.js"
 
 /**
- * Providers the CLI knows.
+ * Providers the CLI knows (the one list, `Adapter/ProviderNames`).
  *
  * @since 0.1.0
  * @category models
  */
-export const providers = [
-  "deepseek",
-  "anthropic",
-  "openai",
-  "openai-compatible",
-  "gemini",
-  "openrouter",
-  "groq",
-  "together",
-  "azure",
-  "ollama",
-  "vllm",
-  "llamacpp",
-  "lmstudio",
-  "scripted"
-] as const
-
-/**
- * A provider name.
- *
- * @since 0.1.0
- * @category models
- */
-export type ProviderName = (typeof providers)[number]
+export { providers, type ProviderName } from "../Adapter/ProviderNames.js"
 
 /**
  * A provider reached over HTTP.

@@ -14,6 +14,6 @@ const args = process.argv.slice(2)
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
   process.stdout.write(`${packageJson.version}\n`)
 } else {
-  (await import("./SecretEnv.js")).capture()
+  (await import("../Tools/SecretEnv.js")).capture()
   await import("./Program.js")
 }

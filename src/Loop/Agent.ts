@@ -125,11 +125,7 @@ export interface Agent extends Hooks.HookAgent {
  * @since 0.1.0
  * @category models
  */
-export type SessionChoice =
-  | { readonly _tag: "New"; readonly id?: string; readonly cwd?: string }
-  | { readonly _tag: "Auto"; readonly id: string; readonly cwd?: string }
-  | { readonly _tag: "Resume"; readonly id: string }
-  | { readonly _tag: "Fork"; readonly from: string; readonly boundary?: number; readonly id?: string }
+export type SessionChoice = Sessions.Choice
 
 /**
  * Agent-scoped system prompt inputs (L-31..L-34).

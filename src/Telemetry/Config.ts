@@ -14,20 +14,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as GenAi from "../Llm/GenAi.js"
+import type { ExportOptions } from "./Otlp.js"
 
 /**
- * What the export needs.
+ * What the export needs (defined beside the exporter, `Otlp.ts`; a type import, so the exporter is still
+ * loaded only when an endpoint is set).
  *
  * @since 0.2.0
  * @category models
  */
-export interface ExportOptions {
-  readonly endpoint: string
-  readonly protocol: "http/protobuf" | "http/json"
-  readonly headers: Readonly<Record<string, Redacted.Redacted>>
-  readonly serviceName: string
-  readonly captureContent: boolean
-}
+export type { ExportOptions } from "./Otlp.js"
 
 const parseHeaders = (raw: string | undefined): Record<string, Redacted.Redacted> => {
   const out: Record<string, Redacted.Redacted> = {}

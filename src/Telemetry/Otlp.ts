@@ -10,7 +10,20 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import packageJson from "../../package.json" with { type: "json" }
-import type * as Config from "./Config.js"
+
+/**
+ * What the export needs.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ExportOptions {
+  readonly endpoint: string
+  readonly protocol: "http/protobuf" | "http/json"
+  readonly headers: Readonly<Record<string, Redacted.Redacted>>
+  readonly serviceName: string
+  readonly captureContent: boolean
+}
 
 /**
  * The export Layer: spans, metrics and logs to `<endpoint>/v1/{traces,metrics,logs}`, JSON or protobuf, flushed
@@ -19,7 +32,7 @@ import type * as Config from "./Config.js"
  * @since 0.2.0
  * @category layers
  */
-export const layer = (options: Config.ExportOptions): Layer.Layer<never> => {
+export const layer = (options: ExportOptions): Layer.Layer<never> => {
   const settings = {
     baseUrl: options.endpoint,
     resource: { serviceName: options.serviceName, serviceVersion: packageJson.version },

@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as OpenAiCompatible from "../../src/Adapter/OpenAiCompatible.js"
 import * as ProviderChoice from "../../src/Cli/ProviderChoice.js"
-import * as SecretEnv from "../../src/Cli/SecretEnv.js"
+import * as SecretEnv from "../../src/Tools/SecretEnv.js"
 
 const flags = (provider: ProviderChoice.ProviderName | undefined, over: Partial<ProviderChoice.Flags> = {}): ProviderChoice.Flags => ({
   provider: Option.fromNullishOr(provider),

@@ -4,7 +4,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as NodeOs from "node:os"
 import * as Help from "../../src/Cli/Help.js"
-import * as Settings from "../../src/Cli/settings/Settings.js"
+import * as Settings from "../../src/Workspace/Settings.js"
 import * as DataDir from "../../src/Session/persistence/DataDir.js"
 
 const footer = Help.renderFooter(false).replace(/\s+/g, " ")

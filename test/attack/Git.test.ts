@@ -10,9 +10,9 @@ import { execFileSync } from "node:child_process"
 import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs"
 import { userInfo } from "node:os"
 import { join } from "node:path"
-import * as Bash from "../../src/Cli/tools/Bash.js"
-import * as ProtectedPaths from "../../src/Cli/settings/ProtectedPaths.js"
-import * as Sandbox from "../../src/Cli/tools/internal/Sandbox.js"
+import * as Bash from "../../src/Tools/Bash.js"
+import * as ProtectedPaths from "../../src/Tools/ProtectedPaths.js"
+import * as Sandbox from "../../src/Tools/internal/Sandbox.js"
 import { withWorkspace } from "../support/TempWorkspace.js"
 
 const available = Sandbox.availability().available

@@ -14,9 +14,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import * as Net from "node:net"
 import { userInfo } from "node:os"
 import { dirname, join } from "node:path"
-import * as Bash from "../../src/Cli/tools/Bash.js"
-import * as Sandbox from "../../src/Cli/tools/internal/Sandbox.js"
-import * as Workspace from "../../src/Cli/tools/Workspace.js"
+import * as Bash from "../../src/Tools/Bash.js"
+import * as Sandbox from "../../src/Tools/internal/Sandbox.js"
+import * as Workspace from "../../src/Tools/Workspace.js"
 import { repoRoot } from "../support/Cli.js"
 import { textOf, withWorkspace } from "../support/TempWorkspace.js"
 

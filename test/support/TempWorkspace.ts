@@ -6,7 +6,7 @@ import * as FileSystem from "effect/FileSystem"
 import * as Path from "effect/Path"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import * as Workspace from "../../src/Cli/tools/Workspace.js"
+import * as Workspace from "../../src/Tools/Workspace.js"
 
 /** Runs `body` with a fresh temp workspace (removed at scope close); `root` is its real path. */
 export const withWorkspace = <A, E>(

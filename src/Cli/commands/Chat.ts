@@ -32,162 +32,22 @@ import * as Stream from "effect/Stream"
 import * as NodeReadline from "node:readline"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as Agent from "../../Loop/Agent.js"
-import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
 import * as CommonOptions from "../CommonOptions.js"
-import { ExitCode } from "../ExitCode.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import * as Logger from "../Logger.js"
 import * as Output from "../Output.js"
 import * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
 import * as Signals from "../Signals.js"
-import * as Approval from "../tools/Approval.js"
+import * as Approval from "../../Policy/Approval.js"
 import * as TurnOutcome from "../TurnOutcome.js"
 import * as Run from "./Run.js"
+import * as ChatSession from "../ChatSession.js"
 
-/**
- * What the chat loop waits for: a line, Ctrl-C, a stop signal or the end of input (both the line mode and the
- * terminal UI).
- *
- * @since 0.1.0
- * @category models
- */
-export type Input =
-  | { readonly _tag: "Line"; readonly text: string }
-  | { readonly _tag: "Interrupt" }
-  | { readonly _tag: "Stop"; readonly stop: Signals.Stop }
-  | { readonly _tag: "Eof" }
+type Input = ChatSession.Input
 
-/**
- * The harness setup of a chat (line mode and terminal UI alike).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const setupOf = (options: {
-  readonly args: CommonOptions.Common
-  readonly choice: ProviderChoice.Choice
-  readonly cwd: string
-  readonly approval: Approval.Mode
-  readonly prompt: Approval.Prompt
-  /** a person answers on the terminal (start-up questions are asked) */
-  readonly interactive: boolean
-}): HarnessLayer.Setup => ({
-  choice: options.choice,
-  cwd: options.cwd,
-  store: options.args.store,
-  approval: options.approval,
-  prompt: options.prompt,
-  workspaceTrust: CommonOptions.workspaceTrustOf(options.args, options.interactive),
-  consentPrompt: options.interactive ? CommonOptions.yesNo(options.prompt) : undefined,
-  mcpConfig: options.args.mcpConfig,
-  sandbox: CommonOptions.sandboxOf(options.args),
-  ...CommonOptions.settingsOf(options.args)
-})
-
-/**
- * A stop signal during a chat: remember it (for the exit code), arm the hard exit of a second signal, cancel the
- * running turn and wait until the agent is idle (the turn is saved).
- *
- * @since 0.1.0
- * @category utils
- */
-export const stopAgent = (agent: Agent.Agent, stopped: Ref.Ref<Signals.Stop | undefined>, stop: Signals.Stop) =>
-  Effect.gen(function*() {
-    yield* Ref.set(stopped, stop)
-    yield* Signals.armHardExit
-    yield* agent.cancel(Signals.reason(stop))
-    yield* agent.whenIdle
-  })
-
-/**
- * The end of input: the running turn may finish, unless Ctrl-C (cancel it) or a stop signal comes first.
- *
- * @since 0.1.0
- * @category utils
- */
-export const endOfInput = (
-  agent: Agent.Agent,
-  interrupts: Queue.Dequeue<Input>,
-  stopped: Ref.Ref<Signals.Stop | undefined>
-) =>
-  Effect.gen(function*() {
-    const during = yield* Effect.raceFirst(Effect.as(agent.whenIdle, undefined), Queue.take(interrupts))
-    if (during?._tag === "Stop") yield* stopAgent(agent, stopped, during.stop)
-    else if (during !== undefined) {
-      yield* agent.cancel("cancelled by the user")
-      yield* agent.whenIdle
-    }
-  })
-
-/**
- * SIGTERM and SIGHUP end the chat like Ctrl-C ends a turn: each becomes a `Stop` input, for the life of the
- * scope.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const forwardStops = (interrupts: Queue.Enqueue<Input>) =>
-  Effect.flatMap(Signals.listen(["SIGTERM", "SIGHUP"]), (stops) =>
-    Queue.take(stops).pipe(
-      Effect.flatMap((stop) => Queue.offer(interrupts, { _tag: "Stop", stop })),
-      Effect.forever,
-      Effect.forkScoped
-    ))
-
-const interrupt: Input = { _tag: "Interrupt" }
-
-const help = [
-  "Type a prompt and press Enter. While the agent works, Enter steers the running turn.",
-  "Ctrl-C cancels the running turn; Ctrl-C again (or while idle) exits. Ctrl-D exits.",
-  "/help     this help",
-  "/new      start a new session",
-  "/sessions list stored sessions",
-  "/compact [instructions]  summarise the conversation so far to free context",
-  "/exit     quit"
-].join("\n")
-
-const err = (text: string) => Effect.sync(() => Output.terminalSinks.stderr(text))
-
-/**
- * Opens the chat's agent over `session` (with `model` instead of the chosen one when given), in the
- * current scope. Shared by the line mode and the terminal UI.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const openAgent = (options: {
-  readonly args: CommonOptions.Common
-  readonly choice: ProviderChoice.Choice
-  readonly session: Agent.SessionChoice
-  readonly model?: string
-}) =>
-  Agent.make({
-    provider: HarnessLayer.routeOf(options.choice),
-    model: options.model ?? options.choice.model,
-    session: options.session,
-    label: "harness",
-    ...CommonOptions.agentLimits(options.args)
-  }).pipe(
-    Effect.mapError((e) =>
-      e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
-    )
-  )
-
-/**
- * The `/sessions` listing: stored sessions of every directory, most recent first (at most 20).
- *
- * @since 0.1.0
- * @category utils
- */
-export const storedSessionLines = Effect.gen(function*() {
-  const store = yield* SessionStore.SessionStore
-  const stored = yield* store.stored().pipe(Effect.orElseSucceed(() => []))
-  return stored.slice(0, 20).map((s) =>
-    `${s.header.id}  ${new Date(s.updatedAt).toISOString().slice(0, 16)}  ${s.turns} turn${s.turns === 1 ? "" : "s"}  ${s.firstPrompt ?? ""}`
-  )
-})
+const { interrupt, help, err, setupOf, stopAgent, endOfInput, forwardStops, openAgent, storedSessionLines } = ChatSession
 
 /**
  * The `chat` command.

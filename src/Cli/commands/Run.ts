@@ -40,7 +40,8 @@ import * as ProviderChoice from "../ProviderChoice.js"
 import * as RunSummary from "../RunSummary.js"
 import * as SaveCheck from "../SaveCheck.js"
 import * as Signals from "../Signals.js"
-import * as Approval from "../tools/Approval.js"
+import * as ApprovalPrompt from "../ApprovalPrompt.js"
+import * as Approval from "../../Policy/Approval.js"
 import * as TurnOutcome from "../TurnOutcome.js"
 
 const readStdin: Effect.Effect<string, CliError> = Effect.tryPromise({
@@ -263,9 +264,9 @@ export const command = Command.make(
         store: args.store,
         approval,
         // with --yes on a terminal the prompt still answers what only a person may approve (hard asks)
-        prompt: interactive ? Approval.terminalPrompt(process.stdin, process.stderr) : undefined,
+        prompt: interactive ? ApprovalPrompt.terminalPrompt(process.stdin, process.stderr) : undefined,
         workspaceTrust: CommonOptions.workspaceTrustOf(args, consent),
-        consentPrompt: consent ? CommonOptions.yesNo(Approval.terminalPrompt(process.stdin, process.stderr)) : undefined,
+        consentPrompt: consent ? CommonOptions.yesNo(ApprovalPrompt.terminalPrompt(process.stdin, process.stderr)) : undefined,
         mcpConfig: args.mcpConfig,
         sandbox: CommonOptions.sandboxOf(args),
         ...CommonOptions.settingsOf(args)

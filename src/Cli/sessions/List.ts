@@ -13,7 +13,7 @@
  */
 import type { Loaded, SessionSummary } from "../../Session/SessionPersistence.js"
 import type { SessionEvent, TurnEndReason } from "../../Session/SessionEvent.js"
-import * as TerminalText from "../TerminalText.js"
+import * as TerminalText from "../../Tools/TerminalText.js"
 import * as SessionIds from "./SessionIds.js"
 import * as Title from "./Title.js"
 

@@ -11,7 +11,7 @@
  */
 import type { SessionEvent, TurnEndReason } from "../../Session/SessionEvent.js"
 import * as Surface from "../../Session/Surface.js"
-import * as TerminalText from "../TerminalText.js"
+import * as TerminalText from "../../Tools/TerminalText.js"
 import * as Transcript from "../Transcript.js"
 import * as Title from "./Title.js"
 

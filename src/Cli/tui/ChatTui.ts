@@ -17,7 +17,7 @@
  *   `[paste #1 +20 lines]` marker) and sent as ONE message on Enter.
  * - Approval questions open a separate panel answered with single keys (`y`, `n`/Esc, `a`, `p`,
  *   `v`); the editor's draft is kept untouched. Keys typed in the first
- *   {@link Approval.DEFAULT_DISCARD_MS} ms after the panel appears still go to the draft, so a key
+ *   {@link ApprovalPrompt.DEFAULT_DISCARD_MS} ms after the panel appears still go to the draft, so a key
  *   meant for the draft cannot answer a question that just popped up; other keys never reach the
  *   draft or the answer while the panel has the focus.
  * - Ctrl-C cancels the running turn (a second one while it settles exits); while idle it clears
@@ -48,13 +48,14 @@ import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type * as Agent from "../../Loop/Agent.js"
 import { CliError } from "../CliError.js"
-import * as Chat from "../commands/Chat.js"
+import * as ChatSession from "../ChatSession.js"
 import * as CommonOptions from "../CommonOptions.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import type * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
 import * as Signals from "../Signals.js"
-import * as Approval from "../tools/Approval.js"
+import * as ApprovalPrompt from "../ApprovalPrompt.js"
+import * as Approval from "../../Policy/Approval.js"
 import * as Transcript from "../Transcript.js"
 import { ChatView } from "./ChatView.js"
 import * as Style from "./Style.js"
@@ -71,7 +72,7 @@ export interface Context {
   readonly cwd: string
 }
 
-type Input = Chat.Input
+type Input = ChatSession.Input
 
 /** after a key typed into the draft, the approval panel takes keys only after this pause (ms) */
 const TYPING_PAUSE_MS = 1000
@@ -293,7 +294,7 @@ class Screen {
     const q = this.questions.shift()
     if (q === undefined) return
     this.focus("editor")
-    if (this.questions.length > 0) this.arm(Approval.DEFAULT_DISCARD_MS)
+    if (this.questions.length > 0) this.arm(ApprovalPrompt.DEFAULT_DISCARD_MS)
     this.render()
     q.answer(answer)
   }
@@ -332,7 +333,7 @@ class Screen {
   ask(text: string, details: Approval.Rendered | undefined, answer: (answer: Approval.Answer) => void): Question {
     const q: Question = { text, details, answer, expanded: false }
     this.questions.push(q)
-    if (this.questions.length === 1) this.arm(Approval.DEFAULT_DISCARD_MS)
+    if (this.questions.length === 1) this.arm(ApprovalPrompt.DEFAULT_DISCARD_MS)
     return q
   }
 
@@ -341,7 +342,7 @@ class Screen {
     if (index < 0) return
     this.questions.splice(index, 1)
     if (index === 0) {
-      if (this.questions.length > 0) this.arm(Approval.DEFAULT_DISCARD_MS)
+      if (this.questions.length > 0) this.arm(ApprovalPrompt.DEFAULT_DISCARD_MS)
       else this.unarm()
     }
   }
@@ -431,7 +432,7 @@ export const run = (context: Context) =>
         }),
       { answersAlways: true }
     )
-    const setup = Chat.setupOf({
+    const setup = ChatSession.setupOf({
       args,
       choice,
       cwd,
@@ -439,7 +440,7 @@ export const run = (context: Context) =>
       prompt,
       interactive: true
     })
-    yield* Chat.forwardStops(interrupts)
+    yield* ChatSession.forwardStops(interrupts)
     const stopped = yield* Ref.make<Signals.Stop | undefined>(undefined)
 
     const program = Effect.gen(function*() {
@@ -449,7 +450,7 @@ export const run = (context: Context) =>
       const open = (session: Agent.SessionChoice, model: string) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
-          const agent = yield* Chat.openAgent({ args, choice, session, model }).pipe(
+          const agent = yield* ChatSession.openAgent({ args, choice, session, model }).pipe(
             Scope.provide(scope),
             Effect.onError(() => Scope.close(scope, Exit.void))
           )
@@ -488,7 +489,7 @@ export const run = (context: Context) =>
       )
 
       let agent = yield* open(yield* CommonOptions.sessionChoice(args, cwd), choice.model)
-      const stopTurn = (stop: Signals.Stop) => Chat.stopAgent(agent, stopped, stop)
+      const stopTurn = (stop: Signals.Stop) => ChatSession.stopAgent(agent, stopped, stop)
       // switch to another session or model; on failure the current one stays
       const reopen = (session: Agent.SessionChoice, model: string, same: boolean) =>
         Effect.gen(function*() {
@@ -513,7 +514,7 @@ export const run = (context: Context) =>
         const status = yield* agent.status
         if (input._tag === "Eof") {
           screen.cancelQuestions()
-          yield* Chat.endOfInput(agent, interrupts, stopped)
+          yield* ChatSession.endOfInput(agent, interrupts, stopped)
           break
         }
         if (input._tag === "Stop") {
@@ -552,7 +553,7 @@ export const run = (context: Context) =>
             continue
           }
           if (name === "/sessions") {
-            const lines = yield* Chat.storedSessionLines
+            const lines = yield* ChatSession.storedSessionLines
             screen.notice(lines.length === 0 ? "no stored sessions" : lines.join("\n"))
             continue
           }

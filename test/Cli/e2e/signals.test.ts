@@ -8,7 +8,7 @@
  * - `harness run … | head -c 1`: the closed stdout cancels the turn the same way, exit 141.
  *
  * Tool processes are checked by host process group, so the bash cases run with `--no-sandbox` (the sandbox has
- * its own PID namespace; its cancellation is covered by `test/Cli/tools/internal/Sandbox.test.ts`).
+ * its own PID namespace; its cancellation is covered by `test/Tools/internal/Sandbox.test.ts`).
  * No timed assertions: the tests wait for conditions (a file the tool writes, text on stdout).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
 import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import * as ProcessGroup from "../../../src/Cli/tools/internal/ProcessGroup.js"
+import * as ProcessGroup from "../../../src/Tools/internal/ProcessGroup.js"
 import * as Cli from "../../support/Cli.js"
 import * as Wire from "../../support/CliWire.js"
 import * as FakeProvider from "../../support/FakeProvider.js"
