@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * The embedder's view of the package (issue 18): the declarations of every exported entry name no
  * `internal/` module, and a package outside this one can augment the event, block and message maps

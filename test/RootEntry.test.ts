@@ -1,3 +1,4 @@
+// vitest project: integration
 import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"

@@ -20,11 +20,12 @@
  *    `request` point.
  * 9. canonical header logged per S-19 inside the step; the request = header fields + prefix ++
  *    boundary + `sessionId`, deeply frozen.
- * 10. `Llm.stream` consumed ONCE: each chunk appended as `assistant/chunk` (tap) while
- *     `BlockAssembler.sink` folds the same stream, all under the signal. A model-request failure
+ * 10. `Llm.stream` consumed ONCE, under the signal: the `internal/ChunkLog` stage appends each
+ *     batch as `assistant/chunk` events, then `BlockAssembler.sink` folds it (the Sink sees only
+ *     logged chunks). A model-request failure
  *     or an in-band `finish error|aborted` goes to recovery (L-20); anything else is ordinary.
  *     Output past `maxOutputBytes` is cut: the stream stops and the step finishes `OUTPUT_LIMIT`
- *     (`internal/OutputLimit`), which recovery treats as an in-band error.
+ *     (`internal/OutputLimit`, applied by the stage), which recovery treats as an in-band error.
  * 11. `max-tokens`: tool calls removed before and after `step-result`; no tools run.
  * 12. `step-result`, record `assistant/message` (L-22), run the tool batch of the recorded message.
  * 13. drain steering. 14. `post-step` (the signal may already be aborted). 15. aborted/disposed →
@@ -44,11 +45,11 @@
  *
  * @since 0.1.0
  */
-import * as Channel from "effect/Channel"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import * as BlockAssembler from "../Llm/BlockAssembler.js"
 import * as Json from "../Llm/Json.js"
 import type { JsonError } from "../Llm/Json.js"
@@ -56,10 +57,9 @@ import * as Llm from "../Llm/Llm.js"
 import type { MiddlewareError } from "../Llm/Llm.js"
 import type { AssemblyError } from "../Llm/LlmError.js"
 import type { GenerateOptions, LlmCallConfig, Message } from "../Llm/Message.js"
-import type { StreamChunk } from "../Llm/StreamChunk.js"
 import * as RequestHeader from "../Session/RequestHeader.js"
 import type { SessionError } from "../Session/SessionError.js"
-import type { SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
+import type { TurnEndReason } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
 import * as CompactionEstimate from "./Compaction/Estimate.js"
 import * as CompactionTrigger from "./Compaction/Trigger.js"
@@ -69,8 +69,7 @@ import type { HookFailure } from "./Interception.js"
 import * as Recording from "./Recording.js"
 import type { Runtime, TurnContext } from "./internal/Runtime.js"
 import { abortReason, toTurnFailure, TurnFailure } from "./internal/Runtime.js"
-import * as Fairness from "./internal/Fairness.js"
-import * as OutputLimit from "./internal/OutputLimit.js"
+import * as ChunkLog from "./internal/ChunkLog.js"
 import * as Spans from "./internal/Spans.js"
 import * as Usage from "./internal/Usage.js"
 import * as SessionPrefix from "./SessionPrefix.js"
@@ -331,38 +330,16 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
       ...(header.tools === undefined ? {} : { tools: header.tools }),
       sessionId: rt.session.id
     })
-    // 10. the model stream, consumed once (one `chat` span per request, never per chunk) by ONE
-    // consumer stage whose per-batch work is synchronous: the batch is logged with one `appendChunks`
-    // (each chunk still its own `assistant/chunk` event, in order), then folded into the assembler
-    // (which sees only logged chunks); the only other effect is a yield to the event loop when due
-    const seqs: Array<number> = []
-    let firstChunkAt: number | undefined
-    const builder = new BlockAssembler.Builder()
-    // the output cap (issue 26): a batch that passes it is logged up to the limit plus an
-    // `OUTPUT_LIMIT` finish, and `false` stops the stream (its HTTP request is interrupted)
-    const limit = rt.options.maxOutputBytes
-    let streamed = 0
-    const logBatch = (all: ReadonlyArray<StreamChunk>): Effect.Effect<boolean, SessionError> => {
-      if (all.length === 0) return Effect.succeed(true)
-      const fit = OutputLimit.fit(all, streamed, limit)
-      streamed = fit.streamed
-      const logged = fit.cut ? [...all.slice(0, fit.kept), OutputLimit.finish(limit)] : all
-      return Effect.flatMap(rt.session.appendChunks(turn, step, logged), (events) => {
-        if (firstChunkAt === undefined) firstChunkAt = performance.now()
-        for (let e = 0; e < events.length; e++) seqs.push((events[e] as SessionEvent).seq)
-        builder.addAll(logged)
-        if (fit.cut) return Effect.succeed(false)
-        return Fairness.due() ? Effect.as(Fairness.yieldNow, true) : Effect.succeed(true)
-      })
-    }
-    const consumed = yield* Spans.chat(request, ctx, () => firstChunkAt, StepSignal.interruptible(
+    // 10. the model stream, consumed once (one `chat` span per request, never per chunk): each batch is
+    // logged by the `ChunkLog` stage (one `appendChunks`, the output cap, a yield when due), then folded
+    // by `BlockAssembler.sink`, which sees only logged chunks
+    const log = ChunkLog.empty()
+    const consumed = yield* Spans.chat(request, ctx, () => log.firstChunkAt, StepSignal.interruptible(
       signal,
-      Effect.result(
-        Effect.andThen(
-          Channel.runForEachWhile(rt.llm.stream(request).channel, logBatch),
-          Effect.suspend(() => Effect.fromResult(BlockAssembler.assemble(builder.snapshot())))
-        )
-      )
+      Effect.result(Stream.run(
+        ChunkLog.logged(rt.llm.stream(request), (batch) => rt.session.appendChunks(turn, step, batch), rt.options.maxOutputBytes, log),
+        BlockAssembler.sink
+      ))
     ), Usage.chatOptions(rt, request, ctx))
     if (Option.isNone(consumed)) {
       yield* closeStep(rt, ctx)
@@ -404,7 +381,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
         type: "assistant/message",
         data: Usage.priced(rt, route, Recording.anchor({ turn, step, response: recording, route })),
         surfaceOp: "append",
-        sourceEventSeqs: seqs
+        sourceEventSeqs: log.seqs
       })
       return yield* Effect.fail(rewritten.failure)
     }
@@ -412,7 +389,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
       type: "assistant/message",
       data: Usage.priced(rt, route, Recording.message({ turn, step, response: recording, returned: rewritten.success.content, route })),
       surfaceOp: "append",
-      sourceEventSeqs: seqs
+      sourceEventSeqs: log.seqs
     })
     if (Recording.isMaxTokens(recording.finish)) ctx.maxTokens = true
     const calls = recorded.type !== "assistant/message"

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * Byte-level timers inside the HTTP edge (issue 11 item 1, DEC-3): the first-byte timer stops at
  * the first byte of the response body (an SSE comment, an Anthropic `ping`, a role-only delta),

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * Runs the shared adapter contract (`test/support/AdapterContract.ts`) against every adapter:
  * the DeepSeek, OpenAI and generic OpenAI-compatible profiles, Anthropic (each over real HTTP +

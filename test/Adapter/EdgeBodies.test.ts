@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * The HTTP edge under real-world answers (issue 11 items 5 and 6, issue 10's error-body bound):
  * non-stream 2xx bodies (a JSON error, an HTML page) are classified with the provider's message in

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * Gateway and local-server profiles (issue 11 item 8), each over the fake provider with a stream
  * written from the provider's published documentation (this project's own fixtures, in this

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * Issue 20, HTTP: keep-alive sockets survive the end of a stream, and an adapter's HTTP client
  * cannot die before the adapter does. Real HTTP over loopback to the fake provider.

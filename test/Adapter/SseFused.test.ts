@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * `Sse.decodeTranslate` (the fused hot path, issue 17) behaves exactly as
  * `decode` piped into `translate`: same chunks, same output batches, same ending or failure, for

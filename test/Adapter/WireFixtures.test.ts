@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * Every fixture listed in `../shared/fixtures/wire/INDEX.md`, replayed by the fake provider (body in
  * seeded random pieces) through the REAL adapter over `NodeHttpClient.layerUndici` and the real

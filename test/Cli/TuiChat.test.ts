@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * End-to-end: `harness chat` on a real pseudo-terminal (tmux), the bundled CLI and the scripted
  * model (issue 15, "The terminal"). Every assertion reads the screen (`tmux capture-pane -p`) or

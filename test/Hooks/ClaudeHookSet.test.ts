@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * An unmodified Claude Code hook set (what a Claude Code user keeps in `.claude/`) and permission
  * rules, through the spawned CLI (AC-123, AC-124).

@@ -1,3 +1,4 @@
+// vitest project: integration
 import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
 import * as LlmError from "../../src/Llm/LlmError.js"

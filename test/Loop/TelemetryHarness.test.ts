@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * The harness's own spans (issue 19), exported over OTLP to a loopback receiver: hook runs, compaction, and a real HTTP adapter
  * over loopback whose key never appears in any span attribute (the HTTP client's spans included).

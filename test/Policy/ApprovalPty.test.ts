@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * The approval prompt on a real pseudo-terminal (util-linux `script`): the spawned CLI asks about a
  * 1,000-character bash command that carries an ANSI payload and a hidden `touch`; a `y` typed

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * The spawned CLI exports its spans over OTLP/HTTP to a local receiver when `OTEL_EXPORTER_OTLP_ENDPOINT` is set,
  * and sends nothing when it is not (issue 19).

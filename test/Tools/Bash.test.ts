@@ -1,3 +1,4 @@
+// vitest project: integration
 import * as FileSystem from "effect/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"

@@ -6,7 +6,7 @@
  *   turn, and the process exits 5.
  * - A session log over V8's 512 MiB string limit (about 600 MB of valid events, written in the
  *   test): `sessions list` lists it and the other session, `sessions show` prints it, `run --resume`
- *   continues it. `EFFECT_HARNESS_STRESS=1` runs it at 600 MB; without it the log is 12 MB (the
+ *   continues it. `HARNESS_STRESS=1` runs it at 600 MB; without it the log is 12 MB (the
  *   same streaming path, read in 1 MiB chunks) so the suite stays fast.
  * - `read` of a 100 MB one-line file called by a scripted model: the CLI answers SIGINT within a
  *   second (exit 130) while the read runs or right after it.
@@ -32,7 +32,7 @@ import * as Cli from "../support/Cli.js"
 import { header, LogBuilder } from "../support/sessionLog.js"
 
 const TIMEOUT = 60_000
-const STRESS = process.env["EFFECT_HARNESS_STRESS"] === "1"
+const STRESS = process.env["HARNESS_STRESS"] === "1"
 
 /**
  * Writes a valid JSONL log of about `mib` MiB for session `id` in `cwd`: one turn whose failed
@@ -157,7 +157,7 @@ describe("attack: bounded everything (issue 26)", () => {
   )
 
   it.live(
-    `a session log of ${STRESS ? "600 MB (past V8's string limit)" : "12 MB (EFFECT_HARNESS_STRESS=1: 600 MB)"} stays listable, showable and resumable`,
+    `a session log of ${STRESS ? "600 MB (past V8's string limit)" : "12 MB (HARNESS_STRESS=1: 600 MB)"} stays listable, showable and resumable`,
     () =>
       Effect.gen(function*() {
         const home = yield* Cli.tempDir("harness-attack-home-")

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * `harness sessions stats` (issue 19): the fold over a log (old logs without costs included), and the spawned CLI
  * against the fake provider: a retried request, a tool call and a priced route, then `sessions stats` (text and

@@ -1,3 +1,4 @@
+// vitest project: integration
 import { describe, expect, it } from "vitest"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * Crash recovery with real processes (D-4, D-5, DEC-4): a child appends through the real JSONL or
  * SQLite backend while holding the writer lock and is killed with SIGKILL; reopening must give

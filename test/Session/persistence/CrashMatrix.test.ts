@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * The write-through crash matrix (DEC-11, issue 10): a real child process runs the store's write
  * path (`test/support/durable-child.ts`: turns streamed in chunk batches, tool calls, step and

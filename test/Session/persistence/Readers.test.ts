@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * Readers never need the lock nor change the file (DEC-11, issue 10), and every file the store
  * creates is private (issue 10 §7).

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * Per-session resources of the persistence backends (issue 20), in child processes of their own:
  *

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * Save failures are loud (DEC-11, issue 10): a full disk (a 200 KB tmpfs mounted by the test when
  * running as root) and a read-only file system (the same tmpfs remounted read-only) make the

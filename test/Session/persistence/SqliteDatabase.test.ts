@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * The project's `node:sqlite` client under the SQLite backend: canonical error codes (what
  * `SaveFailure` maps to OS errors), transactions, exclusive use of the connection, read-only
