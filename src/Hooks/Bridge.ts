@@ -159,6 +159,9 @@ interface Handler {
   readonly matcher: Matcher.Matcher
 }
 
+const withKey = (env: Readonly<Record<string, string>>, key: string | undefined): Readonly<Record<string, string>> =>
+  key === undefined ? env : { ...env, HARNESS_IDEMPOTENCY_KEY: key }
+
 interface Fire {
   readonly event: string
   /** tool name, source or trigger; undefined for events that ignore the matcher */
@@ -166,6 +169,8 @@ interface Fire {
   readonly agent: Hooks.HookAgent | undefined
   readonly turn?: number
   readonly payload: Record<string, Json>
+  /** a tool event's call key, as `HARNESS_IDEMPOTENCY_KEY` in the command's environment (DEC-16) */
+  readonly idempotencyKey?: string
   /** `false` outside a turn (SessionStart, SessionEnd): the log keeps every event inside a turn */
   readonly log?: boolean
 }
@@ -349,7 +354,7 @@ export const install = (
             Effect.flatMap(unchanged(h.entry), (ok) => !ok ? changedScript(h.entry) : HookProcess.run({
               command: h.entry.command,
               cwd: options.cwd,
-              env: h.entry.project === true ? projectEnv : userEnv,
+              env: withKey(h.entry.project === true ? projectEnv : userEnv, f.idempotencyKey),
               stdin: stdinFor(h.entry.dialect),
               timeoutMs: (h.entry.timeout ?? (f.event === "UserPromptSubmit" ? 30 : 600)) * 1000,
               ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs })
@@ -459,6 +464,7 @@ export const install = (
             subject: input.name,
             agent,
             turn: input.turn,
+            idempotencyKey: input.idempotencyKey,
             payload: { tool_name: input.name, tool_input: input.arguments, tool_use_id: input.callId }
           })
           if (merged.stop !== undefined) {
@@ -511,6 +517,7 @@ export const install = (
         const ctx: Tool.ToolRunContext = {
           callId: input.callId,
           name: input.name,
+          idempotencyKey: input.idempotencyKey,
           agent: input.agent,
           signal: input.signal,
           deferContext: (c) => Effect.sync(() => void deferred.push(c))
@@ -557,6 +564,7 @@ export const install = (
           subject: input.name,
           agent,
           turn: input.turn,
+          idempotencyKey: input.idempotencyKey,
           payload: {
             tool_name: input.name,
             tool_input: input.arguments,

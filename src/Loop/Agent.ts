@@ -85,6 +85,7 @@ import * as Inbox from "./Inbox.js"
 import * as Fairness from "./internal/Fairness.js"
 import * as OutputLimit from "./internal/OutputLimit.js"
 import * as Runtime from "./internal/Runtime.js"
+import * as Resume from "./Resume.js"
 import * as Sessions from "./internal/Sessions.js"
 import * as StepSignal from "./StepSignal.js"
 import * as SystemPrompt from "./SystemPrompt.js"
@@ -117,6 +118,14 @@ export interface Agent extends Hooks.HookAgent {
    * (before its next model request) and returns at once.
    */
   readonly compact: (options?: { readonly instructions?: string }) => Effect.Effect<void, AgentError>
+  /**
+   * Continues the session's interrupted turn (DEC-16, `Resume`): same turn number, logged steps and
+   * results kept, tool calls in doubt decided by `inDoubt` (default `"report"`). Returns when that
+   * turn ended: `true`, or `false` when the log has no interrupted turn or the agent is busy.
+   */
+  readonly resumeTurn: (
+    options?: { readonly inDoubt?: Resume.InDoubtPolicy }
+  ) => Effect.Effect<boolean, AgentError | SessionError>
 }
 
 /**
@@ -177,6 +186,11 @@ export interface AgentOptions<Tools extends ReadonlyArray<Tool.Any> = ReadonlyAr
    * is cut, the partial output kept in the log and the turn fails `OUTPUT_LIMIT`. Default 8 MiB.
    */
   readonly maxOutputBytes?: number
+  /**
+   * where this agent runs (provider, model, base URL, store, cwd), logged as `session/route` in a
+   * turn whenever it differs from the last logged one, so a resume can restore it (DEC-16)
+   */
+  readonly route?: Runtime.Route
 }
 
 /**
@@ -297,6 +311,14 @@ const contextOf = (
   })
 }
 
+const lastRouteOf = (events: ReadonlyArray<SessionEvent>): Runtime.Route | undefined => {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent
+    if (e.type === "session/route") return e.data
+  }
+  return undefined
+}
+
 const lastTurnOf = (events: ReadonlyArray<SessionEvent>): number => {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i] as SessionEvent
@@ -365,6 +387,7 @@ export const makeFactory: Effect.Effect<
       const wake = yield* Queue.sliding<void>(1)
       const instance = yield* Ref.make<Runtime.InstanceState>({ prefix: Option.none(), requested: false })
       const tracked = yield* FiberSet.make<void, never>()
+      const loggedRoute = yield* Ref.make(lastRouteOf(events))
       const exited = yield* Deferred.make<void>()
 
       // agent-scoped tools and the view
@@ -508,6 +531,11 @@ export const makeFactory: Effect.Effect<
             const instructions = o?.instructions === undefined || o.instructions.trim() === "" ? [] : [o.instructions]
             const ran = yield* Turn.compactionTurn(runtime, instructions)
             if (!ran) controller.pending = [...(controller.pending ?? []), ...instructions]
+          }),
+        resumeTurn: (o) =>
+          Effect.gen(function*() {
+            if ((yield* Ref.get(state)).disposed) return yield* disposedError("resumeTurn")
+            return yield* Resume.resumeTurn(runtime, o?.inDoubt ?? "report")
           })
       }
 
@@ -534,7 +562,8 @@ export const makeFactory: Effect.Effect<
         instance,
         tracked,
         compaction: controller,
-        catalog
+        catalog,
+        route: { wanted: options.route, logged: loggedRoute }
       }
       const rt = { runtime, run: (context: HookContext) => Turn.inject(runtime, context) }
 

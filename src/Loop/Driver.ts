@@ -26,8 +26,13 @@ import * as Fairness from "./internal/Fairness.js"
 import type { AgentState, Runtime } from "./internal/Runtime.js"
 import * as Turn from "./Turn.js"
 
-/** Publishes a status change: state, `SubscriptionRef`, then the contained `status` observers. */
-const publish = (rt: Runtime, status: Hooks.Status): Effect.Effect<void> =>
+/**
+ * Publishes a status change: state, `SubscriptionRef`, then the contained `status` observers.
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const publish = (rt: Runtime, status: Hooks.Status): Effect.Effect<void> =>
   Effect.andThen(
     SubscriptionRef.set(rt.status, status),
     rt.hooks.status.run(rt.agent.id, { agent: rt.agent, status })

@@ -87,6 +87,11 @@ export interface ToolRunContext {
   readonly callId: CallId
   /** the tool name as called */
   readonly name: string
+  /**
+   * stable per call across a crash and a resume (session, turn, step, call id; DEC-16): a tool that
+   * can be idempotent uses it to recognise a re-run of the same call
+   */
+  readonly idempotencyKey: string
   /** the agent, to `steer`/`inject`/`cancel` from a tool */
   readonly agent: AgentControl
   /** the abort signal of this call (the step's, or a narrower one from a wrapper or timeout) */
@@ -142,6 +147,15 @@ export type ToolView =
   | { readonly card: "diff"; readonly title: string; readonly path: string; readonly diff: string }
 
 /**
+ * What running a tool does to the world (DEC-16): `read-only` and `idempotent` tools run again when
+ * a crash left their call in doubt; a `side-effecting` one (the default) is never re-run silently.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Effects = "read-only" | "idempotent" | "side-effecting"
+
+/**
  * A tool whose body needs `R`. Built with {@link make}, {@link fromProperties} or {@link raw}.
  *
  * @since 0.1.0
@@ -162,6 +176,8 @@ export interface Tool<out R = never> {
   readonly timeoutMs?: number
   /** parallel only when this returns exactly `true` (L-14); validates softly */
   readonly isConcurrencySafe?: (args: unknown) => boolean
+  /** what a call does to the world (absent: `side-effecting`) */
+  readonly effects?: Effects
   /** UI presenters (T-14); validate softly */
   readonly presentCall?: (args: unknown) => ToolView | undefined
   readonly presentResult?: (args: unknown, result: ToolExecutionResult) => ToolView | undefined
@@ -202,6 +218,8 @@ export interface CommonOptions<A> {
   readonly description: string
   readonly timeoutMs?: number
   readonly isConcurrencySafe?: (args: A) => boolean
+  /** what a call does to the world (default `side-effecting`; DEC-16) */
+  readonly effects?: Effects
   readonly presentCall?: (args: A) => ToolView | undefined
   readonly presentResult?: (args: A, result: ToolExecutionResult) => ToolView | undefined
 }
@@ -260,6 +278,7 @@ const build = <A, E, R>(
       })
   }
   if (options.timeoutMs !== undefined) tool.timeoutMs = options.timeoutMs
+  if (options.effects !== undefined) tool.effects = options.effects
   const classify = soft(decode, options.isConcurrencySafe, false)
   if (classify !== undefined) tool.isConcurrencySafe = classify
   const presentCall = soft(decode, options.presentCall, undefined)
@@ -739,6 +758,14 @@ export const provideContext = <R>(tool: Tool<R>, context: Context.Context<R>): T
     ...tool,
     execute: (args: unknown, run: ToolRunContext) => Effect.provide(tool.execute(args, run), context)
   })
+
+/**
+ * `true` when a call of `tool` whose outcome a crash left unknown may simply run again (DEC-16).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const rerunsSafely = (tool: Any): boolean => tool.effects === "read-only" || tool.effects === "idempotent"
 
 /**
  * The detached model-facing schema: name, description, parameters only (V-7).

@@ -41,6 +41,8 @@ import type * as Tool from "./Tool.js"
 export interface CallInfo {
   readonly callId: CallId
   readonly name: string
+  /** stable per call across a crash and a resume (DEC-16) */
+  readonly idempotencyKey: string
   /** the parsed, frozen arguments (L-13); never rewritten (T-2) */
   readonly arguments: Json
   readonly agent: AgentControl

@@ -53,6 +53,7 @@ import type { AgentControl } from "./AgentControl.js"
 import * as BatchContexts from "./BatchContexts.js"
 import type { HookContext } from "./HookContext.js"
 import { HookFailure, messageOf } from "./Interception.js"
+import * as ResumePlan from "../Session/ResumePlan.js"
 import * as Spans from "./internal/Spans.js"
 import * as StepSignal from "./StepSignal.js"
 import type * as Tool from "./Tool.js"
@@ -263,6 +264,7 @@ export const start = (input: StartInput): Effect.Effect<Call> =>
       info: {
         callId: input.call.id,
         name: input.call.name,
+        idempotencyKey: ResumePlan.idempotencyKey(input.agent.id, input.turn, input.step, input.call.id),
         arguments: Result.isSuccess(snap) ? snap.success : input.call.arguments,
         agent: input.agent,
         turn: input.turn,
@@ -408,6 +410,7 @@ const runBody = (call: Call, tool: Tool.Tool<never>, signal: StepSignal.StepSign
   const context = (s: StepSignal.StepSignal): Tool.ToolRunContext => ({
     callId: call.info.callId,
     name: call.info.name,
+    idempotencyKey: call.info.idempotencyKey,
     agent: call.info.agent,
     signal: s,
     deferContext: (ctx) =>

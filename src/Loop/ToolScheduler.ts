@@ -89,6 +89,11 @@ export interface BatchInput {
   readonly signal: StepSignal.StepSignal
   /** the batch FIFO (L-19); the loop offers `inject()`s to it while the batch runs */
   readonly contexts: BatchContexts.BatchContexts
+  /**
+   * a resumed turn's re-runs (DEC-16): call id → seq of its synthetic result, which the new
+   * `tool/result` replaces on the surface instead of appending
+   */
+  readonly replaces?: ReadonlyMap<string, number>
 }
 
 /**
@@ -154,7 +159,16 @@ const appendResult = (
   const base = { turn: input.turn, step: input.step, callId: block.id, content: result.content, isError: result.isError }
   const withError = result.error === undefined ? base : { ...base, error: result.error }
   const data = result.meta === undefined ? withError : { ...withError, meta: result.meta }
-  return input.session.append({ type: "tool/result", data, surfaceOp: "append", sourceEventSeqs: [callSeq] }).pipe(
+  const shadowed = input.replaces?.get(block.id)
+  const appended = shadowed === undefined
+    ? input.session.append({ type: "tool/result", data, surfaceOp: "append", sourceEventSeqs: [callSeq] })
+    : input.session.append({
+      type: "tool/result",
+      data,
+      surfaceOp: { op: "replace", start: shadowed, end: shadowed },
+      sourceEventSeqs: [shadowed, callSeq]
+    })
+  return appended.pipe(
     Effect.mapError(appendFailed("tool/result"))
   )
 }

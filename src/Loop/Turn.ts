@@ -35,7 +35,8 @@ import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
-import type { TurnEndReason } from "../Session/SessionEvent.js"
+import * as Json from "../Llm/Json.js"
+import type { TurnEndReason, TurnTrigger } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
 import * as CompactionTrigger from "./Compaction/Trigger.js"
 import type { HookContext } from "./HookContext.js"
@@ -70,33 +71,112 @@ const appendNow = (rt: Runtime, context: HookContext): Effect.Effect<void> =>
     Effect.flatMap(Ref.get(rt.state), (s) =>
       report(rt, { turn: s.lastTurn, step: 0, ...describe(error), cause: error })))
 
-const injectionTurn = (rt: Runtime, turn: number, context: HookContext): Effect.Effect<void> =>
+/**
+ * How an enclosed turn ends its flush: awaited by the caller, or tracked in the agent's fiber set
+ * (an idle injection, which disposal awaits).
+ */
+type FlushMode = "await" | "tracked"
+
+/**
+ * The one turn enclosure (S-16, D-7) every kind of turn runs in: `turn/start{turn, trigger}` (a
+ * failure is reported and nothing else is appended), the waiting injections, the route when it
+ * changed, the body, an open step closed, `turn/end{turn, reason}`, the enclosure released and the
+ * flush. The body never fails: it turns its failures into the end reason (and reports them).
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const enclose = (
+  rt: Runtime,
+  turn: number,
+  trigger: TurnTrigger,
+  body: (ctx: TurnContext) => Effect.Effect<TurnEndReason>,
+  flush: FlushMode = "await"
+): Effect.Effect<void> =>
   Effect.gen(function*() {
-    const started = yield* Effect.result(rt.session.append({
-      type: "turn/start",
-      data: { turn, trigger: { kind: "injection", source: context.source } }
-    }))
+    const started = yield* Effect.result(rt.session.append({ type: "turn/start", data: { turn, trigger } }))
     if (Result.isFailure(started)) {
       yield* report(rt, { turn, step: 0, ...describe(started.failure), cause: started.failure })
+      yield* Ref.update(rt.state, (s) => ({ ...s, signal: undefined }))
       return yield* released(rt)
     }
     yield* opened(rt)
-    const appended = yield* Effect.result(appendContext(rt.session, context))
-    let reason: TurnEndReason = { kind: "completed" }
-    if (Result.isFailure(appended)) {
-      const failure = describe(appended.failure)
-      reason = { kind: "error", step: 0, ...failure }
-      yield* report(rt, { turn, step: 0, ...failure, cause: appended.failure })
+    const ctx = freshContext(turn, started.success.seq)
+    const reason = yield* Effect.andThen(logRoute(rt, trigger), body(ctx))
+    if (ctx.stepOpen) {
+      const closed = yield* Effect.result(rt.session.append({ type: "step/end", data: { turn, step: ctx.step } }))
+      if (Result.isFailure(closed)) yield* report(rt, { turn, step: ctx.step, ...describe(closed.failure), cause: closed.failure })
     }
-    yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const }))
+    yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
     const ended = yield* Effect.result(rt.session.append({ type: "turn/end", data: { turn, reason } }))
-    if (Result.isFailure(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.failure), cause: ended.failure })
-    yield* FiberSet.run(
-      rt.tracked,
-      Effect.catch(rt.flush, (error) => report(rt, { turn, step: 0, ...describe(error), cause: error }))
-    )
+    if (Result.isFailure(ended)) yield* report(rt, { turn, step: ctx.step, ...describe(ended.failure), cause: ended.failure })
+    const flushed = Effect.catch(rt.flush, (error) => report(rt, { turn, step: 0, ...describe(error), cause: error }))
+    if (flush === "tracked") {
+      yield* FiberSet.run(rt.tracked, flushed)
+      return yield* released(rt)
+    }
     yield* released(rt)
+    yield* flushed
   })
+
+/**
+ * Logs the agent's route (`session/route`, DEC-16) in a prompt or resumed turn when it differs from
+ * the last logged one; a failed append is reported, never fatal.
+ */
+const logRoute = (rt: Runtime, trigger: TurnTrigger): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const wanted = rt.route.wanted
+    if (wanted === undefined || (trigger.kind !== "message" && trigger.kind !== "resume")) return
+    const logged = yield* Ref.get(rt.route.logged)
+    if (logged !== undefined && Json.canonical(logged) === Json.canonical(wanted)) return
+    const appended = yield* Effect.result(rt.session.append({ type: "session/route", data: wanted }))
+    if (Result.isFailure(appended)) {
+      return yield* report(rt, { step: 0, ...describe(appended.failure), cause: appended.failure })
+    }
+    yield* Ref.set(rt.route.logged, wanted)
+  })
+
+/**
+ * The end reason of a turn body's exit: its value; `disposed` when the agent was disposed meanwhile
+ * (U-4, when `disposedWins`); a {@link TurnFailure} → `error` (reported); anything else (the fiber
+ * itself was interrupted, never by the loop) → `aborted: interrupted`.
+ *
+ * @since 0.1.0
+ * @category internals
+ */
+export const settle = (
+  rt: Runtime,
+  turn: number,
+  exit: Exit.Exit<TurnEndReason, TurnFailure>,
+  disposedWins: boolean
+): Effect.Effect<TurnEndReason> =>
+  Effect.gen(function*() {
+    if (Exit.isSuccess(exit)) return exit.value
+    if (disposedWins && (yield* Ref.get(rt.state)).disposed) return { kind: "disposed" }
+    const failure = Cause.findErrorOption(exit.cause)
+    if (Option.isNone(failure) || !(failure.value instanceof TurnFailure)) return { kind: "aborted", reason: "interrupted" }
+    const f = failure.value
+    yield* report(rt, { turn, step: f.step, message: f.message, ...(f.code === undefined ? {} : { code: f.code }), cause: f.cause })
+    return f.code === undefined
+      ? { kind: "error", step: f.step, message: f.message }
+      : { kind: "error", step: f.step, message: f.message, code: f.code }
+  })
+
+const injectionTurn = (rt: Runtime, turn: number, context: HookContext): Effect.Effect<void> =>
+  enclose(
+    rt,
+    turn,
+    { kind: "injection", source: context.source },
+    () =>
+      Effect.gen(function*() {
+        const appended = yield* Effect.result(appendContext(rt.session, context))
+        if (Result.isSuccess(appended)) return { kind: "completed" } satisfies TurnEndReason
+        const failure = describe(appended.failure)
+        yield* report(rt, { turn, step: 0, ...failure, cause: appended.failure })
+        return { kind: "error", step: 0, ...failure } satisfies TurnEndReason
+      }),
+    "tracked"
+  )
 
 /**
  * Routes one validated, frozen injection (L-3): into the running batch's context FIFO, into the
@@ -199,61 +279,15 @@ const freshContext = (turn: number, turnStartSeq: number): TurnContext => ({
  * @category internals
  */
 export const run = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): Effect.Effect<void> =>
-  Spans.turn(rt.session.id, turn, runTurn(rt, turn, batch))
-
-const runTurn = (rt: Runtime, turn: number, batch: ReadonlyArray<Inbox.Entry>): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    const source = batch[0]?.source ?? { kind: "user" as const }
-    const started = yield* Effect.result(rt.session.append({
-      type: "turn/start",
-      data: { turn, trigger: { kind: "message", source } }
-    }))
-    if (Result.isFailure(started)) {
-      yield* report(rt, { turn, step: 0, ...describe(started.failure), cause: started.failure })
-      return yield* released(rt)
-    }
-    yield* opened(rt)
-    const ctx = freshContext(turn, started.success.seq)
-    const exit = yield* Effect.exit(
-      body(rt, ctx, batch).pipe(Effect.catchCause((cause) => toTurnFailure(ctx.step)(cause)))
-    )
-    let reason: TurnEndReason
-    if (Exit.isSuccess(exit)) {
-      reason = exit.value
-    } else {
-      const disposed = (yield* Ref.get(rt.state)).disposed
-      const failure = Cause.findErrorOption(exit.cause)
-      if (disposed) {
-        reason = { kind: "disposed" }
-      } else if (Option.isSome(failure) && failure.value instanceof TurnFailure) {
-        const f = failure.value
-        reason = f.code === undefined
-          ? { kind: "error", step: f.step, message: f.message }
-          : { kind: "error", step: f.step, message: f.message, code: f.code }
-        yield* report(rt, {
-          turn,
-          step: f.step,
-          message: f.message,
-          ...(f.code === undefined ? {} : { code: f.code }),
-          cause: f.cause
-        })
-      } else {
-        // the driver fiber itself was interrupted (never by the loop): close the turn honestly
-        reason = { kind: "aborted", reason: "interrupted" }
-      }
-    }
-    if (ctx.stepOpen) {
-      const closed = yield* Effect.result(rt.session.append({ type: "step/end", data: { turn, step: ctx.step } }))
-      if (Result.isFailure(closed)) yield* report(rt, { turn, step: ctx.step, ...describe(closed.failure), cause: closed.failure })
-    }
-    yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
-    yield* Spans.turnEnded(reason)
-    const ended = yield* Effect.result(rt.session.append({ type: "turn/end", data: { turn, reason } }))
-    if (Result.isFailure(ended)) yield* report(rt, { turn, step: ctx.step, ...describe(ended.failure), cause: ended.failure })
-    yield* released(rt)
-    const flushed = yield* Effect.result(rt.flush)
-    if (Result.isFailure(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.failure), cause: flushed.failure })
-  })
+  Spans.turn(
+    rt.session.id,
+    turn,
+    enclose(rt, turn, { kind: "message", source: batch[0]?.source ?? { kind: "user" as const } }, (ctx) =>
+      Effect.exit(body(rt, ctx, batch).pipe(Effect.catchCause((cause) => toTurnFailure(ctx.step)(cause)))).pipe(
+        Effect.flatMap((exit) => settle(rt, turn, exit, true)),
+        Effect.tap(Spans.turnEnded)
+      ))
+  )
 
 /**
  * A manual compaction requested while no turn is open (K-3c, K-10): claims the enclosure, runs
@@ -273,43 +307,19 @@ export const compactionTurn = (rt: Runtime, instructions: ReadonlyArray<string>)
         : [s.lastTurn + 1, { ...s, phase: "opening" as const, lastTurn: s.lastTurn + 1, signal }])
     if (claimed === undefined) return false
     const turn = claimed
-    const started = yield* Effect.result(rt.session.append({
-      type: "turn/start",
-      data: { turn, trigger: { kind: "compaction", source: { kind: "user" } } }
-    }))
-    if (Result.isFailure(started)) {
-      yield* report(rt, { turn, step: 0, ...describe(started.failure), cause: started.failure })
-      yield* Ref.update(rt.state, (s) => ({ ...s, signal: undefined }))
-      yield* released(rt)
-      return true
-    }
-    yield* opened(rt)
-    const ctx = freshContext(turn, started.success.seq)
-    const exit = yield* Effect.exit(
-      CompactionTrigger.manualTurn(rt, ctx, signal, instructions).pipe(
-        Effect.catchCause((cause) => toTurnFailure(0)(cause))
-      )
-    )
-    let reason: TurnEndReason
-    if (Exit.isSuccess(exit)) {
-      reason = exit.value
-    } else {
-      const failure = Cause.findErrorOption(exit.cause)
-      const f = Option.isSome(failure) && failure.value instanceof TurnFailure ? failure.value : undefined
-      reason = f === undefined
-        ? { kind: "aborted", reason: "interrupted" }
-        : f.code === undefined
-        ? { kind: "error", step: 0, message: f.message }
-        : { kind: "error", step: 0, message: f.message, code: f.code }
-    }
-    if (reason.kind === "error") {
-      yield* report(rt, { turn, step: 0, message: reason.message, ...(reason.code === undefined ? {} : { code: reason.code }) })
-    }
-    yield* Ref.update(rt.state, (s) => ({ ...s, phase: "closing" as const, signal: undefined }))
-    const ended = yield* Effect.result(rt.session.append({ type: "turn/end", data: { turn, reason } }))
-    if (Result.isFailure(ended)) yield* report(rt, { turn, step: 0, ...describe(ended.failure), cause: ended.failure })
-    yield* released(rt)
-    const flushed = yield* Effect.result(rt.flush)
-    if (Result.isFailure(flushed)) yield* report(rt, { turn, step: 0, ...describe(flushed.failure), cause: flushed.failure })
+    yield* enclose(rt, turn, { kind: "compaction", source: { kind: "user" } }, (ctx) =>
+      Effect.exit(
+        CompactionTrigger.manualTurn(rt, ctx, signal, instructions).pipe(
+          Effect.catchCause((cause) => toTurnFailure(0)(cause))
+        )
+      ).pipe(Effect.flatMap((exit) => {
+        // a compaction that ended with an error reason of its own is reported like a failure
+        if (!Exit.isSuccess(exit) || exit.value.kind !== "error") return settle(rt, turn, exit, false)
+        const reason = exit.value
+        return Effect.as(
+          report(rt, { turn, step: 0, message: reason.message, ...(reason.code === undefined ? {} : { code: reason.code }) }),
+          reason
+        )
+      })))
     return true
   })

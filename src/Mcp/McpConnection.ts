@@ -145,7 +145,7 @@ export interface Connection {
   readonly callTool: (
     name: string,
     args: Readonly<Record<string, unknown>>,
-    options?: { readonly timeoutMs?: number }
+    options?: { readonly timeoutMs?: number; readonly meta?: Readonly<Record<string, string>> }
   ) => Effect.Effect<ServerResult, McpError>
   /** `true` once per `tools/list_changed` (or restart) since the last take */
   readonly takeToolsChanged: Effect.Effect<boolean>
@@ -458,7 +458,11 @@ export const make = (
       Effect.flatMap(ensure, (client) =>
         Effect.tryPromise({
           try: (signal) =>
-            client.callTool({ name: tool, arguments: { ...args } }, undefined, {
+            client.callTool({
+              name: tool,
+              arguments: { ...args },
+              ...(callOptions?.meta === undefined ? {} : { _meta: { ...callOptions.meta } })
+            }, undefined, {
               signal,
               timeout: callOptions?.timeoutMs ?? callTimeoutMs
             }),

@@ -52,6 +52,14 @@ export interface Skipped {
 }
 
 /**
+ * The `_meta` field of a `tools/call` request that carries the call's idempotency key (DEC-16).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const idempotencyMetaKey = "effect-harness/idempotencyKey"
+
+/**
  * Builds the loop tools of a listing. `reserved` are loop names already taken (other servers'
  * tools, built-in tools).
  *
@@ -71,6 +79,7 @@ export const fromListing = (
     readonly description: string
     readonly parameters: Json.JsonObject
     readonly validate: ToolSchema.Validator
+    readonly effects: Tool.Effects
   }> = []
   for (const t of listing) {
     if (ToolListing.isMalformed(t)) {
@@ -96,7 +105,13 @@ export const fromListing = (
       tool: t.name,
       description: t.description ?? t.title ?? "",
       parameters: schema.success,
-      validate: validate.success
+      validate: validate.success,
+      // DEC-16: a call left in doubt by a crash runs again only for a read-only or idempotent tool
+      effects: t.annotations?.readOnlyHint === true
+        ? "read-only"
+        : t.annotations?.idempotentHint === true
+        ? "idempotent"
+        : "side-effecting"
     })
   }
   const { collisions, named } = ToolName.assign(usable, reserved)
@@ -108,11 +123,14 @@ export const fromListing = (
       name: u.name,
       description: u.description,
       parameters: u.parameters,
-      execute: (args) =>
+      effects: u.effects,
+      execute: (args, context) =>
         Effect.gen(function*() {
           const violations = u.validate(args)
           if (violations.length > 0) return yield* Tool.argsError(violations)
-          const result = yield* connection.callTool(u.tool, args as Readonly<Record<string, unknown>>)
+          const result = yield* connection.callTool(u.tool, args as Readonly<Record<string, unknown>>, {
+            meta: { [idempotencyMetaKey]: context.idempotencyKey }
+          })
           const meta = { mcp: { server, tool: u.tool } }
           if (result.isError === true) {
             const text = ToolResult.toText(result)

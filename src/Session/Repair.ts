@@ -19,7 +19,7 @@
  *
  * Decisions (DEC-10): a synthetic result carries the turn/step of the open step, or of its
  * assistant message when no step is open; the result text is
- * `Tool call <id> (<name>) was interrupted by a crash and has no recorded result.`
+ * `Tool call <id> (<name>) was interrupted by a crash and has no recorded result; whether it took effect is unknown.`
  *
  * @since 0.1.0
  */
@@ -58,7 +58,7 @@ const freeze = <A>(value: A): A => {
  * @category constants
  */
 export const interruptedText = (callId: string, name: string): string =>
-  `Tool call ${callId} (${name}) was interrupted by a crash and has no recorded result.`
+  `Tool call ${callId} (${name}) was interrupted by a crash and has no recorded result; whether it took effect is unknown.`
 
 /**
  * The closers to append to `events` (S-23), or `[]` when the log is balanced or empty (S-22).

@@ -33,6 +33,8 @@ export interface TurnTriggerMap {
   readonly injection: { readonly kind: "injection"; readonly source: Message.MessageSource }
   /** a manual compaction requested while idle opens its own turn (K-10) */
   readonly compaction: { readonly kind: "compaction"; readonly source: Message.MessageSource }
+  /** an interrupted turn continued under its own number (DEC-16, issue 29) */
+  readonly resume: { readonly kind: "resume"; readonly source: Message.MessageSource }
 }
 
 /**
@@ -197,6 +199,40 @@ export interface SessionEventMap {
     readonly model: string
     readonly contextWindow: number
     readonly message: string
+  }
+  /**
+   * where the session runs (DEC-16): logged right after `turn/start` when it differs from the last
+   * logged one; resume, continue, fork and the resume hint restore it (`store` and `baseUrl` as the
+   * embedder names them; the CLI logs `jsonl`/`sqlite` and the provider's URL)
+   */
+  readonly "session/route": {
+    readonly provider: string
+    readonly model: string
+    readonly baseUrl?: string
+    readonly store?: string
+    readonly cwd?: string
+  }
+  /**
+   * an interrupted turn continues (DEC-16): the steps before `fromStep` are kept; `superseded` names
+   * the step whose partial answer (its logged chunks, no `assistant/message`) is requested again
+   */
+  readonly "turn/resume": {
+    readonly turn: number
+    readonly fromStep: number
+    readonly superseded?: { readonly step: number; readonly chunks: number }
+  }
+  /**
+   * the decision about one tool call of a resumed turn that has no real logged result (DEC-16):
+   * `rerun` runs it again (its new result replaces the synthetic one on the surface), `report` keeps
+   * the result saying its effect is unknown; `by` says who decided
+   */
+  readonly "tool/in-doubt": {
+    readonly turn: number
+    readonly step: number
+    readonly callId: ContentBlock.CallId
+    readonly name: string
+    readonly decision: "rerun" | "report"
+    readonly by: "not-started" | "read-only" | "policy" | "user"
   }
 }
 
@@ -514,6 +550,26 @@ export const payloadSchemas = {
     model: Schema.String,
     contextWindow: NonNegativeInt,
     message: Schema.String
+  }),
+  "session/route": Schema.Struct({
+    provider: NonEmpty,
+    model: NonEmpty,
+    baseUrl: Schema.optionalKey(Schema.String),
+    store: Schema.optionalKey(Schema.String),
+    cwd: Schema.optionalKey(Schema.String)
+  }),
+  "turn/resume": Schema.Struct({
+    turn: NonNegativeInt,
+    fromStep: NonNegativeInt,
+    superseded: Schema.optionalKey(Schema.Struct({ step: NonNegativeInt, chunks: NonNegativeInt }))
+  }),
+  "tool/in-doubt": Schema.Struct({
+    turn: NonNegativeInt,
+    step: NonNegativeInt,
+    callId: ContentBlock.CallId,
+    name: Schema.String,
+    decision: Schema.Literals(["rerun", "report"]),
+    by: Schema.Literals(["not-started", "read-only", "policy", "user"])
   })
 } as const
 

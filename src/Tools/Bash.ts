@@ -215,7 +215,8 @@ const spawn = (
   cwd: string,
   options: Options,
   capture: OutputCapture,
-  sandbox: { readonly readOnly: ReadonlyArray<string> } | undefined
+  sandbox: { readonly readOnly: ReadonlyArray<string> } | undefined,
+  idempotencyKey: string | undefined
 ) =>
   Effect.gen(function*() {
     const exited = yield* Deferred.make<ExitInfo, ToolError.BuiltinToolError>()
@@ -239,7 +240,8 @@ const spawn = (
       try: () =>
         ChildProcess.spawn(file, argv, {
           cwd,
-          env,
+          // the call's key (DEC-16): a command that can be idempotent recognises a re-run of its call
+          env: idempotencyKey === undefined ? env : { ...env, HARNESS_IDEMPOTENCY_KEY: idempotencyKey },
           detached: true,
           stdio: ["ignore", "pipe", "ignore"]
         }),
@@ -283,7 +285,7 @@ const render = (capture: OutputCapture): string => {
  * @category execution
  */
 export const runWith = (options: Options) =>
-  Effect.fn("Bash.run")(function*(params: Params) {
+  Effect.fn("Bash.run")(function*(params: Params, idempotencyKey?: string) {
     const workspace = yield* Workspace.Workspace
     const timeoutMs = Math.min(params.timeout_ms ?? options.defaultTimeoutMs, options.maxTimeoutMs)
     const half = Math.floor(options.maxOutputBytes / 2)
@@ -296,7 +298,7 @@ export const runWith = (options: Options) =>
           ? { readOnly: yield* Placeholders.acquire(Sandbox.readOnlyTargets(workspace.root, environment)) }
           : undefined
         const running = yield* Effect.acquireRelease(
-          spawn(params.command, workspace.root, { ...options, environment }, capture, sandbox),
+          spawn(params.command, workspace.root, { ...options, environment }, capture, sandbox, idempotencyKey),
           (r) => finish(r, options.killGraceMs)
         )
         if (!sandboxed) yield* Unsandboxed.watch(running.pgid)
@@ -367,7 +369,8 @@ export const makeTool = (options: Options = defaultOptions): Tool.Tool<Workspace
         ...(exitCode !== undefined ? { exitCode } : {})
       }
     },
-    execute: (args) => runWith(options)(args)
+    effects: "side-effecting",
+    execute: (args, context) => runWith(options)(args, context.idempotencyKey)
   })
 
 /**

@@ -211,6 +211,7 @@ export const run = Effect.fn("Edit.run")(function*(params: Params) {
  */
 export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
   name,
+  effects: "side-effecting",
   description,
   parameters,
   presentCall: (args) => ({

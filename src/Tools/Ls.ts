@@ -127,6 +127,7 @@ export const run = Effect.fn("Ls.run")(function*(params: Params) {
  */
 export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
   name,
+  effects: "read-only",
   description,
   parameters,
   isConcurrencySafe: () => true,

@@ -300,6 +300,7 @@ export const run = Effect.fn("Read.run")(function*(params: Params) {
  */
 export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
   name,
+  effects: "read-only",
   description,
   parameters,
   isConcurrencySafe: () => true,

@@ -132,6 +132,7 @@ export const run = Effect.fn("Write.run")(function*(params: Params) {
  */
 export const tool: Tool.Tool<Workspace.Workspace | FileSystem.FileSystem | Path.Path> = Tool.make({
   name,
+  effects: "side-effecting",
   description,
   parameters,
   presentCall: (args) => ({

@@ -149,7 +149,10 @@ export const problems = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<str
         calls.add(e.data.callId)
         break
       case "tool/result":
-        if (!calls.delete(e.data.callId)) out.push(`tool/result ${e.data.callId} without tool/call`)
+        // crash repair answers a call that never started without a tool/call (S-23)
+        if (!calls.delete(e.data.callId) && e.data.error?.code !== "INTERRUPTED") {
+          out.push(`tool/result ${e.data.callId} without tool/call`)
+        }
         break
       default:
         if (turn === undefined) out.push(`${e.type} #${e.seq} outside a turn`)
@@ -163,16 +166,20 @@ export const problems = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<str
  * Every tool call inside a logged assistant message is answered (S-16, L-17): per turn, each
  * `tool-call` block of an `assistant/message` is answered by exactly one later `tool/result` with
  * the same id, and every `tool/result` answers such a block. A call without result is legal only
- * in a turn that ended with `error`. Returns a list of problems (empty when all are answered).
+ * in a turn that ended with `error`. A resumed turn continues the calls of the turn it resumes, and
+ * a re-run's result may answer a call again by replacing its synthetic result on the surface (DEC-16).
+ * Returns a list of problems (empty when all are answered).
  */
 export const callProblems = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<string> => {
   const out: Array<string> = []
   // call id → number of results so far, for the calls of the open turn's assistant messages
   let answers = new Map<string, number>()
+  // a resumed turn (DEC-16) continues the calls of the turn it resumes
+  let ended = { turn: -1, answers: new Map<string, number>() }
   for (const e of events) {
     switch (e.type) {
       case "turn/start":
-        answers = new Map()
+        answers = e.data.trigger.kind === "resume" && e.data.turn === ended.turn ? ended.answers : new Map()
         break
       case "assistant/message":
         for (const block of e.data.content) {
@@ -184,7 +191,7 @@ export const callProblems = (events: ReadonlyArray<SessionEvent>): ReadonlyArray
       case "tool/result": {
         const n = answers.get(e.data.callId)
         if (n === undefined) out.push(`tool/result #${e.seq} ${e.data.callId} answers no call of an assistant message`)
-        else if (n > 0) out.push(`tool/result #${e.seq} answers call ${e.data.callId} a second time`)
+        else if (n > 0 && e.surfaceOp === "append") out.push(`tool/result #${e.seq} answers call ${e.data.callId} a second time`)
         else answers.set(e.data.callId, 1)
         break
       }
@@ -193,6 +200,7 @@ export const callProblems = (events: ReadonlyArray<SessionEvent>): ReadonlyArray
         if (unanswered.length > 0 && e.data.reason.kind !== "error") {
           out.push(`turn ${e.data.turn} (${e.data.reason.kind}) ends with calls never answered: ${unanswered.join(",")}`)
         }
+        ended = { turn: e.data.turn, answers }
         answers = new Map()
         break
       }

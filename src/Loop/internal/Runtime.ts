@@ -22,7 +22,7 @@ import type { Message } from "../../Llm/Message.js"
 import type * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type { Session } from "../../Session/Session.js"
 import type { SessionError } from "../../Session/SessionError.js"
-import type { TurnEndReason } from "../../Session/SessionEvent.js"
+import type { SessionEventMap, TurnEndReason } from "../../Session/SessionEvent.js"
 import type * as BatchContexts from "../BatchContexts.js"
 import type * as Compactor from "../Compaction/Compactor.js"
 import type { HookContext } from "../HookContext.js"
@@ -146,7 +146,20 @@ export interface Runtime {
   readonly compaction: Compactor.Controller | undefined
   /** the model catalog: prices for the cost logged with each request's usage (issue 19) */
   readonly catalog: ModelCatalog.Service
+  /** the route this agent runs on and the last one logged (`session/route`, DEC-16) */
+  readonly route: {
+    readonly wanted: Route | undefined
+    readonly logged: Ref.Ref<Route | undefined>
+  }
 }
+
+/**
+ * Where a session runs, as logged in `session/route` (DEC-16).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Route = SessionEventMap["session/route"]
 
 /**
  * Turn-local counters, owned by the driver fiber (never shared with another fiber).
