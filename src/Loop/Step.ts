@@ -61,6 +61,7 @@ import * as RequestHeader from "../Session/RequestHeader.js"
 import type { SessionError } from "../Session/SessionError.js"
 import type { SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
+import * as CacheRecord from "./internal/CacheRecord.js"
 import * as CompactionEstimate from "./Compaction/Estimate.js"
 import * as CompactionTrigger from "./Compaction/Trigger.js"
 import * as Hooks from "./Hooks.js"
@@ -291,7 +292,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     }
     // 7. request boundary, step/start
     const boundary = yield* rt.session.deriveMessages
-    yield* rt.session.append({ type: "step/start", data: { turn, step } })
+    const started = yield* rt.session.append({ type: "step/start", data: { turn, step } })
     ctx.stepOpen = true
     const afterStart = yield* abortReason(rt, signal)
     if (Option.isSome(afterStart)) {
@@ -331,6 +332,8 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
       ...(header.tools === undefined ? {} : { tools: header.tools }),
       sessionId: rt.session.id
     })
+    // 9b. prefix attribution against the previous request (DEC-17, issue 30)
+    yield* CacheRecord.record(rt.session, started, { turn, step }, request, first)
     // 10. the model stream, consumed once (one `chat` span per request, never per chunk) by ONE
     // consumer stage whose per-batch work is synchronous: the batch is logged with one `appendChunks`
     // (each chunk still its own `assistant/chunk` event, in order), then folded into the assembler
