@@ -8,6 +8,10 @@
  *   `tools` (non-empty; `{name, description, input_schema}`), `thinking` (adapter config
  *   `thinking.budgetTokens` → `{type: "enabled", budget_tokens}`), `temperature`,
  *   `stop_sequences`, `stream: true`; nothing absent is sent as `null`;
+ * - prompt caching (DEC-17, issue 30): up to four `cache_control` breakpoints on the last tool, the
+ *   system prompt (then sent as one text block), the previous request's tail and this request's tail
+ *   ({@link cacheBreakpoints}); TTL five minutes unless `promptCache: {ttl: "1h"}` (which also sends
+ *   the `anthropic-beta` {@link extendedCacheTtlBeta}); `promptCache: false` sends none;
  * - [DECISION] `max_tokens` is required by Anthropic: the request's `maxTokens`, else the adapter's
  *   `maxTokens` option, else 8192 (valid for every current Claude model; Anthropic's own examples
  *   use 1024, which is too small for an agent writing files). With thinking enabled the cap must
@@ -125,7 +129,29 @@ export interface Options {
   readonly secretHeaders?: ReadonlyArray<string> | undefined
   /** substitute attribution identity; default `HttpEdge.userAgent` */
   readonly userAgent?: string | undefined
+  /**
+   * Prompt caching (DEC-17): `cache_control` breakpoints with this TTL (`"5m"` default, `"1h"`), or `false` to
+   * send none. See {@link cacheBreakpoints}.
+   */
+  readonly promptCache?: false | { readonly ttl?: CacheTtl | undefined } | undefined
 }
+
+/**
+ * The TTLs Anthropic accepts on `cache_control` (five minutes is the API's default and is sent without `ttl`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type CacheTtl = "5m" | "1h"
+
+/**
+ * The `anthropic-beta` value sent with a one-hour cache TTL (the API first shipped the TTL behind it; it is
+ * accepted, and ignored, now that the TTL is generally available).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const extendedCacheTtlBeta = "extended-cache-ttl-2025-04-11"
 
 /**
  * The default output cap (see the module doc).
@@ -159,6 +185,8 @@ export interface Resolved {
   readonly thinking: { readonly budgetTokens: number } | undefined
   readonly headers: Record<string, string>
   readonly userAgent: string
+  /** the breakpoints' TTL, `undefined` when prompt caching is off */
+  readonly cacheTtl: CacheTtl | undefined
 }
 
 const isPositiveInt = (n: number) => Number.isInteger(n) && n > 0
@@ -202,7 +230,15 @@ export const resolve = (options: Options): Effect.Effect<Resolved, Config.Config
       accept: "text/event-stream",
       "anthropic-version": options.anthropicVersion ?? defaultVersion
     }
-    if (options.betas !== undefined && options.betas.length > 0) fixed["anthropic-beta"] = options.betas.join(",")
+    const cacheTtl = options.promptCache === false ? undefined : options.promptCache?.ttl ?? "5m"
+    if (cacheTtl !== undefined && cacheTtl !== "5m" && cacheTtl !== "1h") {
+      return Effect.fail(HttpEdge.invalidConfig(`unsupported cache TTL "${String(cacheTtl)}" (5m or 1h)`))
+    }
+    const betas = [
+      ...(options.betas ?? []),
+      ...(cacheTtl === "1h" && !(options.betas ?? []).includes(extendedCacheTtlBeta) ? [extendedCacheTtlBeta] : [])
+    ]
+    if (betas.length > 0) fixed["anthropic-beta"] = betas.join(",")
     const userAgent = options.userAgent ?? HttpEdge.userAgent
     return Effect.succeed({
       provider,
@@ -215,7 +251,8 @@ export const resolve = (options: Options): Effect.Effect<Resolved, Config.Config
       maxTokens,
       thinking: options.thinking,
       headers: HttpEdge.mergeHeaders([fixed, options.headers], userAgent),
-      userAgent
+      userAgent,
+      cacheTtl
     })
   })
 
@@ -450,7 +487,73 @@ export const buildBody = (
   if (options.temperature !== undefined) body["temperature"] = options.temperature
   if (options.stop !== undefined) body["stop_sequences"] = options.stop
   body["stream"] = true
-  return Result.succeed(body)
+  return Result.succeed(resolved.cacheTtl === undefined ? body : cacheBreakpoints(body, resolved.cacheTtl))
+}
+
+// block types that cannot carry `cache_control` (thinking is cached as part of the turn it belongs to)
+const uncacheable: ReadonlySet<unknown> = new Set(["thinking", "redacted_thinking"])
+
+const withControl = (block: Wire, control: Wire): Wire => ({ ...block, cache_control: control })
+
+/** the message with `cache_control` on its last cacheable block (unchanged when it has none) */
+const markTail = (message: Wire, control: Wire): Wire => {
+  const content = message["content"]
+  if (!Array.isArray(content)) return message
+  for (let i = content.length - 1; i >= 0; i--) {
+    const block: unknown = content[i]
+    if (!isRecord(block) || uncacheable.has(block["type"])) continue
+    const copy = content.slice()
+    copy[i] = withControl(block, control)
+    return { ...message, content: copy }
+  }
+  return message
+}
+
+/**
+ * Places at most four `cache_control` breakpoints on a request body (DEC-17), in Anthropic's prefix order
+ * tools → system → messages, so that the next request of the session reuses what this one writes:
+ * 1. the last tool definition (the tool list is cached on its own: a system prompt change keeps it);
+ * 2. the system prompt (sent as one text block carrying the breakpoint);
+ * 3. the last user turn before the last assistant turn: the tail of the previous request, so the
+ *    conversation cached by the previous request is read even when more than the API's 20-block lookback
+ *    was appended since;
+ * 4. the last cacheable block of the last message: this request's tail, written for the next request.
+ *
+ * With `"1h"` every breakpoint carries `ttl: "1h"` (one TTL for all, so the API's "longer TTLs first" rule
+ * holds); five minutes is the API default and is sent as a bare `{type: "ephemeral"}`.
+ *
+ * @since 0.2.0
+ * @category request
+ */
+export const cacheBreakpoints = (body: Wire, ttl: CacheTtl): Wire => {
+  const control: Wire = ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }
+  const out: Wire = { ...body }
+  const tools = body["tools"]
+  if (Array.isArray(tools) && tools.length > 0) {
+    const last: unknown = tools[tools.length - 1]
+    if (isRecord(last)) out["tools"] = [...tools.slice(0, -1), withControl(last, control)]
+  }
+  const system = body["system"]
+  if (typeof system === "string" && system !== "") out["system"] = [{ type: "text", text: system, cache_control: control }]
+  const messages = body["messages"]
+  if (Array.isArray(messages) && messages.length > 0) {
+    const copy: Array<unknown> = messages.slice()
+    let lastAssistant = -1
+    for (let i = copy.length - 1; i >= 0; i--) {
+      const m: unknown = copy[i]
+      if (isRecord(m) && m["role"] === "assistant") {
+        lastAssistant = i
+        break
+      }
+    }
+    const previousTail = lastAssistant - 1
+    const previous: unknown = previousTail >= 0 ? copy[previousTail] : undefined
+    if (isRecord(previous) && previous["role"] === "user") copy[previousTail] = markTail(previous, control)
+    const tail: unknown = copy[copy.length - 1]
+    if (isRecord(tail)) copy[copy.length - 1] = markTail(tail, control)
+    out["messages"] = copy
+  }
+  return out
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -135,6 +135,11 @@ export interface Profile {
   readonly keyPlacement: "bearer" | "api-key"
   /** allowed `reasoningEffort` values (`undefined`: any non-empty string) */
   readonly reasoningEfforts: ReadonlyArray<string> | undefined
+  /**
+   * sends `prompt_cache_key` = the session id (DEC-17): OpenAI routes requests with the same key to the same
+   * cache; providers that reject unknown fields (or cache by prefix alone, like DeepSeek) do not get it
+   */
+  readonly promptCacheKey: boolean
 }
 
 /**
@@ -172,7 +177,8 @@ function gateway(
     sessionHeader: undefined,
     thinking: false,
     keyPlacement: "bearer",
-    reasoningEfforts: undefined
+    reasoningEfforts: undefined,
+    promptCacheKey: false
   }
 }
 
@@ -219,7 +225,8 @@ export const profiles: { readonly [K in ProfileName]: Profile } = {
     sessionHeader: "x-deepseek-harness-session-id",
     thinking: true,
     keyPlacement: "bearer",
-    reasoningEfforts: ["high", "max"]
+    reasoningEfforts: ["high", "max"],
+    promptCacheKey: false
   },
   openai: {
     name: "openai",
@@ -235,7 +242,8 @@ export const profiles: { readonly [K in ProfileName]: Profile } = {
     sessionHeader: undefined,
     thinking: false,
     keyPlacement: "bearer",
-    reasoningEfforts: undefined
+    reasoningEfforts: undefined,
+    promptCacheKey: true
   },
   generic: {
     name: "generic",
@@ -251,7 +259,8 @@ export const profiles: { readonly [K in ProfileName]: Profile } = {
     sessionHeader: undefined,
     thinking: false,
     keyPlacement: "bearer",
-    reasoningEfforts: undefined
+    reasoningEfforts: undefined,
+    promptCacheKey: false
   },
   gemini: gateway("gemini", "gemini", "Gemini (OpenAI-compatible)", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI", true),
   openrouter: gateway("openrouter", "openrouter", "OpenRouter", "https://openrouter.ai/api/v1", "OPENROUTER", true),
@@ -300,6 +309,8 @@ export interface Options {
   readonly apiVersion?: string | undefined
   /** override the profile's `reasoning_content` resend (generic servers that want it) */
   readonly sendReasoningContent?: boolean | undefined
+  /** override the profile's `prompt_cache_key` quirk (a compatible server that accepts the field) */
+  readonly promptCacheKey?: boolean | undefined
 }
 
 /**
@@ -320,6 +331,7 @@ export interface Resolved {
   readonly headers: Readonly<Record<string, string>>
   readonly userAgent: string
   readonly sendReasoningContent: boolean
+  readonly promptCacheKey: boolean
 }
 
 /**
@@ -414,7 +426,8 @@ export const resolve = (options: Options): Effect.Effect<Resolved, Config.Config
       reasoningEffort: options.reasoningEffort,
       headers: options.headers ?? {},
       userAgent: options.userAgent ?? HttpEdge.userAgent,
-      sendReasoningContent: options.sendReasoningContent ?? profile.sendReasoningContent
+      sendReasoningContent: options.sendReasoningContent ?? profile.sendReasoningContent,
+      promptCacheKey: options.promptCacheKey ?? profile.promptCacheKey
     })
   })
 
@@ -487,8 +500,8 @@ export const toWireMessages = (
 
 /**
  * Builds the request body (P-2): `model`, `messages`, `stream`, `stream_options`, then only when
- * set `thinking`, `reasoning_effort`, `tools` (non-empty), `temperature`, the output cap, `stop`.
- * Never a `null` for an absent option.
+ * set `thinking`, `reasoning_effort`, `tools` (non-empty), `temperature`, the output cap, `stop`, and
+ * `prompt_cache_key` = the session id where the profile accepts it (DEC-17). Never a `null` for an absent option.
  *
  * @since 0.1.0
  * @category request
@@ -511,6 +524,7 @@ export const buildBody = (resolved: Resolved, options: Message.GenerateOptions):
   if (options.temperature !== undefined) body["temperature"] = options.temperature
   if (options.maxTokens !== undefined) body[resolved.profile.maxTokensField] = options.maxTokens
   if (options.stop !== undefined) body["stop"] = options.stop
+  if (resolved.promptCacheKey && options.sessionId !== undefined) body["prompt_cache_key"] = options.sessionId
   return body
 }
 

@@ -61,6 +61,7 @@ import * as RequestHeader from "../Session/RequestHeader.js"
 import type { SessionError } from "../Session/SessionError.js"
 import type { TurnEndReason } from "../Session/SessionEvent.js"
 import * as BatchContexts from "./BatchContexts.js"
+import * as CacheRecord from "./internal/CacheRecord.js"
 import * as CompactionEstimate from "./Compaction/Estimate.js"
 import * as CompactionTrigger from "./Compaction/Trigger.js"
 import * as Hooks from "./Hooks.js"
@@ -290,7 +291,7 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
     }
     // 7. request boundary, step/start
     const boundary = yield* rt.session.deriveMessages
-    yield* rt.session.append({ type: "step/start", data: { turn, step } })
+    const started = yield* rt.session.append({ type: "step/start", data: { turn, step } })
     ctx.stepOpen = true
     const afterStart = yield* abortReason(rt, signal)
     if (Option.isSome(afterStart)) {
@@ -330,6 +331,8 @@ const runStep = (rt: Runtime, ctx: TurnContext): Effect.Effect<Outcome, StepErro
       ...(header.tools === undefined ? {} : { tools: header.tools }),
       sessionId: rt.session.id
     })
+    // 9b. prefix attribution against the previous request (DEC-17, issue 30)
+    yield* CacheRecord.record(rt.session, started, { turn, step }, request, first)
     // 10. the model stream, consumed once (one `chat` span per request, never per chunk): each batch is
     // logged by the `ChunkLog` stage (one `appendChunks`, the output cap, a yield when due), then folded
     // by `BlockAssembler.sink`, which sees only logged chunks

@@ -96,16 +96,22 @@ describe("Anthropic request mapping", () => {
       const body = Result.getOrThrow(
         Anthropic.buildBody(yield* resolved(), request({ system: "be brief", tools: [tool], temperature: 0.5, stop: ["X"] }))
       )
+      const ephemeral = { type: "ephemeral" }
       expect(body).toEqual({
         model,
         max_tokens: 8192,
-        system: "be brief",
-        messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
-        tools: [{ name: "read", description: "Read", input_schema: tool.parameters }],
+        system: [{ type: "text", text: "be brief", cache_control: ephemeral }],
+        messages: [{ role: "user", content: [{ type: "text", text: "hi", cache_control: ephemeral }] }],
+        tools: [{ name: "read", description: "Read", input_schema: tool.parameters, cache_control: ephemeral }],
         temperature: 0.5,
         stop_sequences: ["X"],
         stream: true
       })
+      const uncached = Result.getOrThrow(
+        Anthropic.buildBody(yield* resolved({ promptCache: false }), request({ system: "be brief", tools: [tool] }))
+      )
+      expect(uncached["system"]).toBe("be brief")
+      expect(JSON.stringify(uncached)).not.toContain("cache_control")
       const minimal = Result.getOrThrow(Anthropic.buildBody(yield* resolved(), request({ tools: [], maxTokens: 99 })))
       expect(Object.keys(minimal)).toEqual(["model", "max_tokens", "messages", "stream"])
       expect(minimal["max_tokens"]).toBe(99)
@@ -369,7 +375,10 @@ describe("Anthropic over HTTP", () => {
           { type: "tool_use", id: "toolu_1", name: "read", input: { path: "a.txt" } }
         ]
       })
-      expect(body.messages[2]).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "hi" }] })
+      expect(body.messages[2]).toEqual({
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "hi", cache_control: { type: "ephemeral" } }]
+      })
       expect(received?.rawBody).toContain(JSON.stringify(signature))
       expect(received?.rawBody).toContain(JSON.stringify("Let me check ü."))
     })))
@@ -424,7 +433,13 @@ describe("Anthropic over HTTP", () => {
       const [received] = yield* fake.requests
       expect((received?.body as { messages: Array<unknown> }).messages[1]).toEqual({
         role: "assistant",
-        content: [{ type: "text", text: "I'll read it." }, { type: "tool_use", id: "toolu_1", name: "read", input: { path: "a.txt" } }]
+        content: [{ type: "text", text: "I'll read it." }, {
+          type: "tool_use",
+          id: "toolu_1",
+          name: "read",
+          input: { path: "a.txt" },
+          cache_control: { type: "ephemeral" }
+        }]
       })
     })))
 
