@@ -17,7 +17,9 @@ const allowed: Readonly<Record<string, ReadonlyArray<string>>> = {
   Telemetry: ["Llm"],
   Loop: ["Llm", "Session"],
   Mcp: ["Llm", "Session", "Loop"],
-  Cli: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry"]
+  Export: ["Llm", "Session"],
+  Acp: ["Llm", "Session", "Loop"],
+  Cli: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry", "Export", "Acp"]
 }
 
 /** Documented exceptions: file → areas it may import beyond its area's list. */
