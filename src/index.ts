@@ -14,6 +14,7 @@
  * @since 0.1.0
  */
 export * from "./Adapter/index.js"
+export * from "./Export/index.js"
 export * from "./Llm/index.js"
 export * from "./Loop/index.js"
 export * from "./Session/index.js"

@@ -23,7 +23,9 @@ const allowed: Readonly<Record<string, ReadonlyArray<string>>> = {
   Policy: ["Llm", "Session", "Loop", "Tools", "Workspace"],
   Hooks: ["Llm", "Session", "Loop", "Mcp", "Tools", "Workspace"],
   CodingAgent: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry", "Tools", "Workspace", "Policy", "Hooks"],
-  Cli: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry", "Tools", "Workspace", "Policy", "Hooks", "CodingAgent"]
+  Export: ["Llm", "Session"],
+  Acp: ["Llm", "Session", "Loop"],
+  Cli: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry", "Tools", "Workspace", "Policy", "Hooks", "CodingAgent", "Export", "Acp"]
 }
 
 /** Documented exceptions: file → areas it may import beyond its area's list. */

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Command from "effect/cli/Command"
+import * as Acp from "./commands/Acp.js"
 import * as Chat from "./commands/Chat.js"
 import * as Mcp from "./commands/Mcp.js"
 import * as Models from "./commands/Models.js"
@@ -19,5 +20,5 @@ import * as Sessions from "./commands/Sessions.js"
  */
 export const root = Command.make("harness").pipe(
   Command.withDescription("effect-harness: an Effect-native coding agent"),
-  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Models.command, Mcp.command])
+  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Models.command, Mcp.command, Acp.command])
 )

@@ -23,6 +23,7 @@ import * as Scripted from "../Adapter/Scripted.js"
 import * as Llm from "../Llm/Llm.js"
 import type { LlmAdapter } from "../Llm/LlmAdapter.js"
 import * as Agent from "../Loop/Agent.js"
+import * as LoopApproval from "../Loop/Approval.js"
 import * as Hooks from "../Loop/Hooks.js"
 import * as SystemPrompt from "../Loop/SystemPrompt.js"
 import * as ToolRuntime from "../Loop/ToolRuntime.js"
@@ -66,6 +67,8 @@ export interface Setup {
   readonly approval: Approval.Mode
   /** answers `ask` decisions when `approval` is `"ask"` */
   readonly prompt?: Approval.Prompt | undefined
+  /** answers `ask` decisions itself, in place of `prompt` (e.g. an editor over ACP, `harness acp`) */
+  readonly approver?: LoopApproval.Service["ask"] | undefined
   /** the bash sandbox policy (default: sandboxed, no network) */
   readonly sandbox?: Sandbox.Policy | undefined
   /** typewriter delay of the offline demo (none in tests) */
@@ -233,9 +236,11 @@ const compose = (
     approval: setup.approval,
     onProjectWrite: workspace.onProjectWrite,
     // a hard ask (protected configuration, an unknowable command) needs a person at a prompt
-    canAsk: setup.prompt !== undefined
+    canAsk: setup.prompt !== undefined || setup.approver !== undefined
   })
-  const approvalService = setup.prompt === undefined
+  const approvalService = setup.approver !== undefined
+    ? LoopApproval.layer(setup.approver)
+    : setup.prompt === undefined
     ? Layer.empty
     : Approval.layer(setup.prompt, { width: terminalWidth }).pipe(Layer.provide(permissions))
   const workspaceLayer = Workspace.layer(setup.cwd).pipe(

@@ -15,6 +15,8 @@
  * - `replay [--json]`: re-derives every assistant message from its logged chunks with the loop's
  *   own recording rule (`Loop/Recording`) and reports every broken clause with the events
  *   involved (exit 5 when there is any).
+ * - `export <id> [--format html|atif|jsonl] [--output FILE]`: the session as a self-contained HTML
+ *   page, an ATIF trajectory or normalized JSON Lines (`SessionExport`, `src/Export`).
  * - `stats [--json]`: tokens, cost, time in model vs tools vs harness, slowest tools (`SessionStats`).
  * - `verify [--json]`: `replay` plus the structural invariants a reader can check from the file
  *   alone (`LogStructure`): contiguous seqs, balanced turns and steps, every tool call answered
@@ -49,6 +51,7 @@ import { ExitCode } from "../ExitCode.js"
 import * as LogStructure from "../LogStructure.js"
 import * as Output from "../Output.js"
 import * as ReplayCheck from "../ReplayCheck.js"
+import * as SessionExport from "./SessionExport.js"
 import * as SessionStats from "./SessionStats.js"
 import * as TerminalText from "../../Tools/TerminalText.js"
 import * as List from "../sessions/List.js"
@@ -406,6 +409,7 @@ export const command = Command.make("sessions").pipe(
     rm,
     replay,
     verify,
-    SessionStats.make((id, kind) => Effect.provide(snapshot(id), readerLayer(kind)))
+    SessionStats.make((id, kind) => Effect.provide(snapshot(id), readerLayer(kind))),
+    SessionExport.make((id, kind) => Effect.provide(snapshot(id), readerLayer(kind)))
   ])
 )
