@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Agent from "../Loop/Agent.js"
+import type { SessionSummary } from "../Session/SessionPersistence.js"
 import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
 import * as CommonOptions from "./CommonOptions.js"
@@ -149,14 +150,24 @@ export const openAgent = (options: {
   )
 
 /**
+ * The stored sessions of every directory, most recent first (none when the store cannot list them).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const storedSessions = Effect.gen(function*() {
+  const store = yield* SessionStore.SessionStore
+  return yield* store.stored().pipe(Effect.orElseSucceed((): ReadonlyArray<SessionSummary> => []))
+})
+
+/**
  * The `/sessions` listing: stored sessions of every directory, most recent first (at most 20).
  *
  * @since 0.1.0
  * @category utils
  */
 export const storedSessionLines = Effect.gen(function*() {
-  const store = yield* SessionStore.SessionStore
-  const stored = yield* store.stored().pipe(Effect.orElseSucceed(() => []))
+  const stored = yield* storedSessions
   return stored.slice(0, 20).map((s) =>
     `${s.header.id}  ${new Date(s.updatedAt).toISOString().slice(0, 16)}  ${s.turns} turn${s.turns === 1 ? "" : "s"}  ${s.firstPrompt ?? ""}`
   )

@@ -121,7 +121,7 @@ export const footer: ReadonlyArray<Section> = [
       ],
       [
         "EFFECT_HARNESS_HOME",
-        "one directory for sessions, MCP approvals, settings.json and AGENTS.md (default: sessions and approvals in the per-user data directory: $XDG_DATA_HOME/effect-harness, else ~/.local/share/effect-harness; ~/Library/Application Support/effect-harness on macOS, %LOCALAPPDATA%\\effect-harness on Windows; settings.json and AGENTS.md in ~/.effect-harness)"
+        "one directory for sessions (in its sessions/), MCP approvals, the chat's input history, settings.json and AGENTS.md. Default: sessions in $XDG_DATA_HOME/effect-harness/sessions, else ~/.local/share/effect-harness/sessions (~/Library/Application Support/effect-harness/sessions on macOS, %LOCALAPPDATA%\\effect-harness\\sessions on Windows), MCP approvals and the input history in the directory above it; settings.json and AGENTS.md in ~/.effect-harness"
       ],
       ["NO_COLOR, FORCE_COLOR", "turn colour off / on"]
     ]
@@ -141,17 +141,44 @@ export const footer: ReadonlyArray<Section> = [
   }
 ]
 
+/**
+ * Columns of the footer's text (indent included): long texts wrap at word boundaries.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const FOOTER_WIDTH = 100
+
+const TEXT_INDENT = "      "
+
+// greedy word wrap; a single word longer than the width stays whole
+const wrapWords = (text: string, width: number): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  let line = ""
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line)
+      line = word
+    } else line = line === "" ? word : `${line} ${word}`
+  }
+  if (line !== "") lines.push(line)
+  return lines
+}
+
 const bold = (text: string, colours: boolean): string => colours ? `\u001b[1m${text}\u001b[0m` : text
 
 /**
- * The footer as text: each title, then each term on its own line with its text indented below.
+ * The footer as text: each title, then each term on its own line with its text indented below,
+ * wrapped to {@link FOOTER_WIDTH} columns.
  *
  * @since 0.1.0
  * @category utils
  */
 export const renderFooter = (colours: boolean): string =>
   footer.map((section) =>
-    [bold(section.title, colours), ...section.rows.map(([term, text]) => `  ${term}\n      ${text}`)].join("\n")
+    [bold(section.title, colours), ...section.rows.map(([term, text]) =>
+      [`  ${term}`, ...wrapWords(text, FOOTER_WIDTH - TEXT_INDENT.length).map((l) => TEXT_INDENT + l)].join("\n")
+    )].join("\n")
   ).join("\n\n")
 
 /**

@@ -163,7 +163,7 @@ export const make = (
             if (event.surfaceOp !== "append") break // a compaction trim of an old result (K-5), not a new result
             const name = names.get(event.data.callId) ?? event.data.callId
             const text = Transcript.renderBlocks(event.data.content, 400)
-            sinks.stderr(`${event.data.isError ? "✗" : "✓"} ${name}: ${firstLine(text)}\n`)
+            sinks.stderr(`${Transcript.resultFailed(event.data) ? "✗" : "✓"} ${name}: ${firstLine(text)}\n`)
             break
           }
           case "compact/summary":

@@ -53,6 +53,22 @@ export const renderUsage = (usage: Message.TokenUsage): string => {
   return `in ${usage.inputTokens}${cache.length > 0 ? ` (${cache.join(", ")})` : ""} · out ${usage.outputTokens}${reasoning}`
 }
 
+/**
+ * `true` when a tool result reports a failure: an error result, or a command that ran but exited
+ * non-zero or was killed by a signal (`meta.exitCode` / `meta.signal`, as `bash` reports them).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const resultFailed = (data: { readonly isError: boolean; readonly meta?: unknown }): boolean => {
+  if (data.isError) return true
+  const meta = data.meta
+  if (typeof meta !== "object" || meta === null) return false
+  const exitCode: unknown = Reflect.get(meta, "exitCode")
+  const signal: unknown = Reflect.get(meta, "signal")
+  return (typeof exitCode === "number" && exitCode !== 0) || typeof signal === "string"
+}
+
 const sourceLabel = (source: Message.MessageSource): string =>
   source.kind === "plugin" && "plugin" in source ? `plugin:${source.plugin}` : source.kind
 
@@ -114,7 +130,7 @@ export const render = (events: ReadonlyArray<SessionEvent>): string => {
         }
         break
       case "tool/result":
-        lines.push(indent(`${e.data.isError ? "✗" : "✓"} ${e.data.callId}:\n${indent(clip(renderBlocks(e.data.content, 600), 600))}`))
+        lines.push(indent(`${resultFailed(e.data) ? "✗" : "✓"} ${e.data.callId}:\n${indent(clip(renderBlocks(e.data.content, 600), 600))}`))
         break
       default:
         break

@@ -316,7 +316,10 @@ export const suggest = (name: string, args: Json, cwd: string, shell?: ShellComm
     const target = field(args, "file_path")
     const rel = target === undefined ? undefined : relativePath(cwd, target)
     const tool = name === "edit" ? "Edit" : "Write"
-    return rel === undefined || /[*?[\]()]/.test(rel) ? tool : `${tool}(./${rel})`
+    if (rel === undefined || /[*?[\]()]/.test(rel)) return tool
+    // a file in a directory: its directory and everything under it (issue 34); at the root, the file
+    const slash = rel.lastIndexOf("/")
+    return slash < 0 ? `${tool}(./${rel})` : `${tool}(./${rel.slice(0, slash)}/**)`
   }
   return name
 }

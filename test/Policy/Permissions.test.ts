@@ -90,7 +90,8 @@ describe("PermissionRule (HB-12)", () => {
       expect(yield* suggest("ls -la")).toBe("Bash(ls:*)")
       expect(yield* suggest("a && b")).toBe("Bash(a && b)")
       expect(yield* suggest("echo x > out.txt")).toBe("Bash(echo x > out.txt)")
-      expect(PermissionRule.suggest("edit", { file_path: "/ws/src/a.ts" }, cwd)).toBe("Edit(./src/a.ts)")
+      expect(PermissionRule.suggest("edit", { file_path: "/ws/src/a.ts" }, cwd)).toBe("Edit(./src/**)")
+      expect(PermissionRule.suggest("write", { file_path: "/ws/notes.txt" }, cwd)).toBe("Write(./notes.txt)")
     }))
 })
 

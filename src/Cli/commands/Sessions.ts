@@ -113,7 +113,7 @@ const list = Command.make(
     Effect.gen(function*() {
       const persistence = yield* SessionPersistence
       const summaries = yield* Effect.mapError(persistence.list(), sessionError)
-      const rows = yield* Effect.forEach(
+      const rows = List.ordered(yield* Effect.forEach(
         summaries,
         (summary) =>
           persistence.snapshot(summary.header.id).pipe(
@@ -121,7 +121,7 @@ const list = Command.make(
             Effect.orElseSucceed(() => List.row(summary, undefined))
           ),
         { concurrency: 4 }
-      )
+      ))
       if (json) {
         for (const r of rows) yield* out(JSON.stringify(List.json(r)))
         return

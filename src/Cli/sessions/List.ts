@@ -1,5 +1,7 @@
 /**
- * `harness sessions list`: one row per stored session, most recently updated first, under a
+ * `harness sessions list`: one row per stored session, most recently active first ({@link ordered}:
+ * the later of the last event and the creation, so a fork made now lists first although its copied
+ * events are older), under a
  * header: the shortest unique prefix of a `harness-session-<uuid>` id's uuid (at least 8
  * characters; any unique prefix is accepted wherever an id is; other ids are shown whole), the last update in local time, turns, status, model, title (else the first
  * prompt) and directory. Control characters are escaped. `--json` prints one JSON line per
@@ -94,6 +96,28 @@ export const row = (summary: SessionSummary, loaded: Loaded | undefined): Row =>
 }
 
 /**
+ * When a session was last active: its last event, or its creation when that is later (a fork's
+ * copied events keep their original times).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const activeAt = (summary: SessionSummary): number => Math.max(summary.updatedAt, summary.header.createdAt)
+
+/**
+ * Rows most recently active first ({@link activeAt}), then by id.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const ordered = (rows: ReadonlyArray<Row>): ReadonlyArray<Row> =>
+  [...rows].sort((a, b) => {
+    const ia = a.summary.header.id
+    const ib = b.summary.header.id
+    return activeAt(b.summary) - activeAt(a.summary) || (ia < ib ? -1 : ia > ib ? 1 : 0)
+  })
+
+/**
  * `YYYY-MM-DD HH:MM` in the local time zone.
  *
  * @since 0.1.0
@@ -139,7 +163,7 @@ export const table = (rows: ReadonlyArray<Row>): string => {
     ["ID", "UPDATED (local)", "TURNS", "STATUS", "MODEL", "TITLE / FIRST PROMPT", "DIRECTORY"],
     ...rows.map((r) => [
       prefixes.get(r.summary.header.id) ?? r.summary.header.id,
-      localTime(r.summary.updatedAt),
+      localTime(activeAt(r.summary)),
       String(r.summary.turns),
       r.status,
       TerminalText.line(r.model ?? "-"),

@@ -35,6 +35,7 @@
 import { Editor } from "@mariozechner/pi-tui/dist/components/editor.js"
 import { decodeKittyPrintable, matchesKey } from "@mariozechner/pi-tui/dist/keys.js"
 import { ProcessTerminal } from "@mariozechner/pi-tui/dist/terminal.js"
+import type { SelectListTheme } from "@mariozechner/pi-tui/dist/components/select-list.js"
 import type { Component } from "@mariozechner/pi-tui/dist/tui.js"
 import { TUI } from "@mariozechner/pi-tui/dist/tui.js"
 import { wrapTextWithAnsi } from "@mariozechner/pi-tui/dist/utils.js"
@@ -50,6 +51,8 @@ import type * as Agent from "../../Loop/Agent.js"
 import { CliError } from "../CliError.js"
 import * as ChatSession from "../ChatSession.js"
 import * as CommonOptions from "../CommonOptions.js"
+import * as Mcp from "../../Mcp/Mcp.js"
+import * as DataDir from "../../Session/persistence/DataDir.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import type * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
@@ -58,6 +61,12 @@ import * as ApprovalPrompt from "../ApprovalPrompt.js"
 import * as Approval from "../../Policy/Approval.js"
 import * as Transcript from "../Transcript.js"
 import { ChatView } from "./ChatView.js"
+import * as ApprovalText from "./ApprovalText.js"
+import * as Commands from "./Commands.js"
+import * as History from "./History.js"
+import * as Info from "./Info.js"
+import * as Picker from "./Picker.js"
+import * as Shell from "./Shell.js"
 import * as Style from "./Style.js"
 
 /**
@@ -79,20 +88,8 @@ const TYPING_PAUSE_MS = 1000
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
-const HELP = [
-  "Enter sends. Enter while the agent works steers the running turn (read before its next step;",
-  "  if the turn ends first, the message starts the next turn). Shift+Enter or Alt+Enter: new line.",
-  "  A paste stays one message, however many lines it has. Up/Down: earlier inputs.",
-  "Ctrl-C cancels the running turn; while idle it clears the input, then exits. Ctrl-D on an empty",
-  "  input exits. Ctrl-T shows or hides the model's thinking.",
-  "/help                     this help",
-  "/model [id]               show or switch the model (the session goes on)",
-  "/compact [instructions]   summarise the conversation so far to free context",
-  "/sessions                 list stored sessions",
-  "/resume <id>              continue a stored session",
-  "/new                      start a new session",
-  "/exit                     quit"
-].join("\n")
+/** a second Ctrl-C within this time (ms) of the first, on an empty input, exits */
+const EXIT_WINDOW_MS = 3000
 
 const component = (render: (width: number) => Array<string>): Component => ({ render, invalidate: () => {} })
 
@@ -125,6 +122,13 @@ class Screen {
   model: string
   facts: ModelCatalog.ModelFacts
   private readonly panel: Component & { handleInput: (data: string) => void }
+  readonly selectTheme: SelectListTheme
+  /** the open picker (`/model`, `/resume`, Ctrl-R), drawn above the editor */
+  picker: Picker.Picker | undefined
+  /** when the last Ctrl-C on an empty, idle input was pressed (a second one soon after exits) */
+  lastCtrlC = 0
+  /** a `!command` runs (Esc and Ctrl-C stop it) */
+  shellRunning = false
   private readonly activity: Component = component((width) => this.renderActivity(width))
 
   constructor(
@@ -137,16 +141,15 @@ class Screen {
     this.facts = CommonOptions.modelFacts(context.args, provider, this.model)
     this.view = new ChatView(style, context.cwd)
     const s = style
-    this.editor = new Editor(this.tui, {
-      borderColor: s.dim,
-      selectList: {
-        selectedPrefix: s.cyan,
-        selectedText: s.bold,
-        description: s.dim,
-        scrollInfo: s.dim,
-        noMatch: s.dim
-      }
-    })
+    this.selectTheme = {
+      selectedPrefix: s.cyan,
+      selectedText: s.bold,
+      description: s.dim,
+      scrollInfo: s.dim,
+      noMatch: s.dim
+    }
+    this.editor = new Editor(this.tui, { borderColor: s.dim, selectList: this.selectTheme })
+    this.editor.setAutocompleteProvider(Commands.provider(context.cwd))
     this.panel = {
       invalidate: () => {},
       render: (width) => this.renderQuestion(width),
@@ -155,12 +158,13 @@ class Screen {
     this.tui.addChild(component((width) =>
       wrapAll([
         `${s.bold("effect-harness")} ${s.dim("·")} ${s.cyan(`${this.provider}/${this.model}`)} ${s.dim(`· session ${this.sessionId}`)}`,
-        s.dim("Enter sends · Enter while working steers · Ctrl-C cancels · /help")
+        s.dim("Enter sends · Enter while working steers · Esc interrupts · Ctrl-C twice exits · /help")
       ], width)
     ))
     this.tui.addChild(this.view)
     this.tui.addChild(this.activity)
     this.tui.addChild(this.panel)
+    this.tui.addChild(component((width) => this.picker?.render(width) ?? []))
     this.tui.addChild(this.editor)
     this.tui.addChild(component((width) => this.renderStatus(width)))
     this.focus("editor")
@@ -211,6 +215,7 @@ class Screen {
     this.tui.removeChild(this.activity)
     this.tui.removeChild(this.panel)
     this.tui.removeChild(this.editor)
+    this.picker = undefined
     this.render()
   }
 
@@ -247,10 +252,11 @@ class Screen {
     const q = this.questions[0]
     if (q === undefined) return []
     const s = this.style
-    const offersRule = q.details?.rule !== undefined
-    const keys = `y yes · n no${offersRule ? " · a always (session) · p always (project)" : ""}${
+    const keys = `y yes once · n no${
       q.details !== undefined && q.details.hidden > 0 && !q.expanded ? " · v view all" : ""
     } · Esc no`
+    // "always" says exactly which rule it saves, and where
+    const always = q.details?.rule === undefined ? [] : ApprovalText.alwaysLines(q.details.rule)
     const shown = q.details === undefined ? q.text : q.text.split("\n").slice(0, -1).join("\n")
     const body = q.expanded && q.details !== undefined ? q.details.full : shown
     const inner = Math.max(10, width - 2)
@@ -259,6 +265,7 @@ class Screen {
       s.yellow(`╭─ approval ${"─".repeat(Math.max(0, width - 13))}`).slice(0, width + 20),
       ...lines,
       ...wrapAll([s.yellow("│ ") + s.bold(keys)], width),
+      ...wrapAll(always.map((line) => s.yellow("│ ") + s.bold(line)), width),
       ...(this.armed() ? [] : wrapAll([s.yellow("│ ") + s.dim("(typing goes to your draft below; answer after a pause)")], width)),
       s.yellow(`╰${"─".repeat(Math.max(0, width - 1))}`)
     ]
@@ -309,7 +316,29 @@ class Screen {
 
   private focus(target: "editor" | "panel"): void {
     this.panelFocused = target === "panel"
-    this.tui.setFocus(target === "panel" ? this.panel : this.editor)
+    this.tui.setFocus(target === "panel" ? this.panel : this.picker ?? this.editor)
+  }
+
+  /** opens a picker (it takes the keys until it closes; an approval question still comes first) */
+  openPicker(options: Omit<ConstructorParameters<typeof Picker.Picker>[2], "onClose"> & { readonly onClose?: () => void }): void {
+    const close = () => {
+      this.picker = undefined
+      if (!this.panelFocused) this.tui.setFocus(this.editor)
+      this.render()
+    }
+    this.picker = new Picker.Picker(this.style, this.selectTheme, {
+      ...options,
+      onPick: (item) => {
+        close()
+        options.onPick(item)
+      },
+      onClose: () => {
+        close()
+        options.onClose?.()
+      }
+    })
+    if (!this.panelFocused) this.tui.setFocus(this.picker)
+    this.render()
   }
 
   // the panel takes the focus after `ms` (keys typed meanwhile still go to the draft)
@@ -369,21 +398,65 @@ export const run = (context: Context) =>
     const inputs = yield* Queue.unbounded<Input>()
     const interrupts = yield* Queue.unbounded<Input>()
     let inputClosed = false
+    // the input history, kept across chats (a history that cannot be read or written is reported once)
+    const historyFile = History.fileOf(yield* DataDir.harnessHome.pipe(Effect.orElseSucceed(() => cwd)))
+    let historyProblem: string | undefined
+    const history: Array<string> = [...yield* History.load(historyFile).pipe(
+      Effect.catch((e) => Effect.sync(() => (historyProblem = e.message, [])))
+    )]
+    let historyReported = false
+    // appended by the input loop; the first failure is reported, the chat goes on
+    const remember = (text: string) =>
+      History.append(historyFile, text).pipe(
+        Effect.catch((e) =>
+          Effect.sync(() => {
+            if (historyReported) return
+            historyReported = true
+            screen.notice(e.message, style.yellow)
+          })
+        )
+      )
 
     const screen = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const screen = new Screen(style, context, provider)
+        for (const entry of history) screen.editor.addToHistory(entry)
         screen.editor.onSubmit = (text) => {
           if (text.trim() === "") return
           screen.editor.addToHistory(text)
+          history.push(text)
           Queue.offerUnsafe(inputs, { _tag: "Line", text })
         }
         screen.tui.addInputListener((data) => {
+          // a picker handles its own keys (Esc and Ctrl-C close it)
+          if (screen.picker !== undefined && !screen.armed()) return undefined
           if (matchesKey(data, "ctrl+c")) {
-            if (!screen.running && screen.questions.length === 0 && screen.editor.getText() !== "") {
+            if (screen.running || screen.shellRunning || screen.questions.length > 0) Queue.offerUnsafe(interrupts, { _tag: "Interrupt" })
+            else if (screen.editor.getText() !== "") {
               screen.editor.setText("")
               screen.render()
-            } else Queue.offerUnsafe(interrupts, { _tag: "Interrupt" })
+            } else if (Date.now() - screen.lastCtrlC < EXIT_WINDOW_MS) Queue.offerUnsafe(interrupts, { _tag: "Interrupt" })
+            else {
+              screen.lastCtrlC = Date.now()
+              screen.notice("press Ctrl-C again to exit (or Ctrl-D)")
+            }
+            return { consume: true }
+          }
+          // Esc interrupts the running turn (unless it closes a completion list or answers a question)
+          if (
+            matchesKey(data, "escape") && (screen.running || screen.shellRunning) && !screen.cancelling && screen.questions.length === 0 &&
+            !screen.editor.isShowingAutocomplete()
+          ) {
+            Queue.offerUnsafe(interrupts, { _tag: "Interrupt" })
+            return { consume: true }
+          }
+          if (matchesKey(data, "ctrl+r") && screen.questions.length === 0) {
+            const draft = screen.editor.getText()
+            screen.openPicker({
+              title: "input history",
+              items: (query) => History.search(history, `${draft}${query}`).map((h) => ({ value: h, label: h.replace(/\s*\n\s*/g, " ⏎ ") })),
+              onPick: (item) => screen.editor.setText(item.value)
+            })
             return { consume: true }
           }
           if (matchesKey(data, "ctrl+d") && screen.editor.getText() === "" && screen.questions.length === 0) {
@@ -400,6 +473,10 @@ export const run = (context: Context) =>
           return undefined
         })
         screen.start()
+        if (historyProblem !== undefined) {
+          historyReported = true
+          screen.notice(historyProblem, style.yellow)
+        }
         return screen
       }),
       (screen) => Effect.sync(() => screen.stop())
@@ -509,6 +586,105 @@ export const run = (context: Context) =>
           )
         )
 
+      const mcpServers = yield* Effect.serviceOption(Mcp.McpServers)
+      const line = (text: string) => Queue.offerUnsafe(inputs, { _tag: "Line", text })
+      const failed = (e: { readonly message: string }) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red))
+
+      // `!command`: run it, show it, and add it to the session as model-visible context (no turn)
+      const shell = (commandLine: string) =>
+        Effect.gen(function*() {
+          screen.notice(`$ ${commandLine}`, style.bold)
+          screen.shellRunning = true
+          // Esc or Ctrl-C stops it (its process group is killed)
+          const result = yield* Effect.raceFirst(Shell.run(commandLine, cwd), Effect.as(Queue.take(interrupts), undefined)).pipe(
+            Effect.ensuring(Effect.sync(() => (screen.shellRunning = false)))
+          )
+          if (result === undefined) return screen.notice("shell command interrupted", style.yellow)
+          const output = result.output.replace(/\n+$/, "")
+          if (output !== "") screen.notice(output, (t) => t)
+          screen.notice(Shell.status(result), result.exitCode === 0 ? style.green : style.red)
+          yield* agent.inject([ContentBlock.text(Shell.contextText(result))], {
+            meta: { shell: { command: commandLine, exitCode: result.exitCode ?? null } }
+          }).pipe(Effect.catch(failed))
+        })
+
+      const resumePicker = (ids: ReadonlyArray<string> | undefined) =>
+        Effect.gen(function*() {
+          const stored = yield* ChatSession.storedSessions
+          const shown = stored.filter((s) => s.header.id !== agent.id && (ids === undefined || ids.includes(s.header.id)))
+          if (shown.length === 0) return screen.notice("no other stored sessions", style.yellow)
+          const items = shown.map((s) => ({ value: s.header.id, label: s.header.id, description: Info.sessionLabel(s) }))
+          screen.openPicker({
+            title: "resume a session",
+            items: (query) => Picker.containing(items, query),
+            onPick: (item) => line(`/resume ${item.value}`)
+          })
+        })
+
+      const command = (name: string, rest: string, idle: boolean) =>
+        Effect.gen(function*() {
+          switch (name) {
+            case "/help":
+              return screen.notice(Commands.help())
+            case "/compact":
+              screen.notice("compacting…")
+              return yield* agent.compact(rest === "" ? {} : { instructions: rest }).pipe(Effect.catch(failed))
+            case "/sessions": {
+              const lines = yield* ChatSession.storedSessionLines
+              return screen.notice(lines.length === 0 ? "no stored sessions" : lines.join("\n"))
+            }
+            case "/cost":
+              return screen.notice(Info.cost(screen.facts, screen.view.totalUsage))
+            case "/status":
+              return screen.notice(Info.status({
+                sessionId: agent.id,
+                provider,
+                model: screen.model,
+                cwd,
+                approval: args.yes ? "every call allowed (--yes)" : "mutating calls ask (settings rules apply)",
+                facts: screen.facts,
+                last: screen.view.lastUsage,
+                total: screen.view.totalUsage
+              }))
+            case "/mcp":
+              return screen.notice(Info.mcp(
+                mcpServers._tag === "Some" ? yield* mcpServers.value.offered : undefined
+              ))
+          }
+          if (!["/model", "/resume", "/new", "/clear"].includes(name)) {
+            return screen.notice(`unknown command ${name} (try /help)`, style.yellow)
+          }
+          if (!idle) return screen.notice(`${name} waits for the running turn: let it finish or press Esc`, style.yellow)
+          if (name === "/model") {
+            if (rest !== "") {
+              yield* reopen({ _tag: "Resume", id: agent.id }, rest, true)
+              return screen.notice(`model: ${provider}/${screen.model}`)
+            }
+            const items = ModelCatalog.builtIn.filter((e) => e.provider === provider).map((e) => ({
+              value: e.model,
+              label: e.model,
+              description: `${Math.round(e.contextWindow / 1000)}k context${e.model === screen.model ? " · current" : ""}`
+            }))
+            screen.notice(`model: ${provider}/${screen.model}`)
+            if (items.length === 0) return
+            return screen.openPicker({
+              title: `model for ${provider} (any other id: /model <id>)`,
+              items: (query) => Picker.containing(items, query),
+              onPick: (item) => line(`/model ${item.value}`)
+            })
+          }
+          if (name === "/resume") {
+            if (rest === "") return yield* resumePicker(undefined)
+            if (rest === agent.id) return screen.notice("that is the current session")
+            const found = Info.resolvePrefix(yield* ChatSession.storedSessions, rest)
+            if (found._tag === "One") return yield* reopen({ _tag: "Resume", id: found.id }, screen.model, false)
+            if (found.ids.length === 0) return screen.notice(`no stored session starts with ${rest} (try /resume)`, style.yellow)
+            screen.notice(`${found.ids.length} sessions start with ${rest}: pick one`)
+            return yield* resumePicker(found.ids)
+          }
+          return yield* reopen({ _tag: "New", cwd }, screen.model, false)
+        })
+
       while (true) {
         const input = yield* Effect.raceFirst(Queue.take(interrupts), Queue.take(inputs))
         const status = yield* agent.status
@@ -535,47 +711,18 @@ export const run = (context: Context) =>
           }
           break
         }
+        yield* remember(input.text)
         const text = input.text.trim()
         const [name = ""] = text.split(/\s+/)
         const rest = text.slice(name.length).trim()
         const idle = status !== "running"
+        if (text.startsWith("!") && text.length > 1) {
+          yield* shell(text.slice(1).trim())
+          continue
+        }
         if (text.startsWith("/") && !text.includes("\n")) {
           if (name === "/exit" || name === "/quit") break
-          if (name === "/help") {
-            screen.notice(HELP)
-            continue
-          }
-          if (name === "/compact") {
-            screen.notice("compacting…")
-            yield* agent.compact(rest === "" ? {} : { instructions: rest }).pipe(
-              Effect.catch((e) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red)))
-            )
-            continue
-          }
-          if (name === "/sessions") {
-            const lines = yield* ChatSession.storedSessionLines
-            screen.notice(lines.length === 0 ? "no stored sessions" : lines.join("\n"))
-            continue
-          }
-          if (name === "/model" || name === "/resume" || name === "/new") {
-            if (!idle) {
-              screen.notice(`${name} waits for the running turn: let it finish or press Ctrl-C`, style.yellow)
-              continue
-            }
-            if (name === "/model") {
-              if (rest === "") screen.notice(`model: ${provider}/${screen.model}`)
-              else {
-                yield* reopen({ _tag: "Resume", id: agent.id }, rest, true)
-                screen.notice(`model: ${provider}/${screen.model}`)
-              }
-            } else if (name === "/resume") {
-              if (rest === "") screen.notice("usage: /resume <session id> (see /sessions)", style.yellow)
-              else if (rest === agent.id) screen.notice("that is the current session")
-              else yield* reopen({ _tag: "Resume", id: rest }, screen.model, false)
-            } else yield* reopen({ _tag: "New", cwd }, screen.model, false)
-            continue
-          }
-          screen.notice(`unknown command ${name} (try /help)`, style.yellow)
+          yield* command(name, rest, idle)
           continue
         }
         const content = [ContentBlock.text(input.text)]

@@ -17,6 +17,7 @@
  *
  * @since 0.1.0
  */
+import { Markdown } from "@mariozechner/pi-tui/dist/components/markdown.js"
 import type { Component } from "@mariozechner/pi-tui/dist/tui.js"
 import { wrapTextWithAnsi } from "@mariozechner/pi-tui/dist/utils.js"
 import * as NodeFs from "node:fs"
@@ -29,6 +30,7 @@ import * as Transcript from "../Transcript.js"
 import * as TurnOutcome from "../TurnOutcome.js"
 import * as Diff from "./Diff.js"
 import type * as Style from "./Style.js"
+import * as Text from "./Text.js"
 
 /** the spinner's frames (one every 80 ms) */
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
@@ -50,9 +52,18 @@ const COLLAPSED_REASONING_LINES = 2
 
 type Block =
   | { readonly _tag: "Lines"; readonly lines: ReadonlyArray<string>; readonly indent: number }
-  | { readonly _tag: "Text"; text: string }
+  | MarkdownText
   | { readonly _tag: "Reasoning"; text: string }
   | Tool
+
+/** streamed assistant text, rendered as Markdown (the component caches its lines per text and width) */
+interface MarkdownText {
+  readonly _tag: "Text"
+  text: string
+  markdown?: Markdown
+  /** the length of `text` the component was last given */
+  shownLength?: number
+}
 
 interface Tool {
   readonly _tag: "Tool"
@@ -142,11 +153,15 @@ export class ChatView implements Component {
   /** usage summed over the session's requests seen here */
   totalUsage: Message.TokenUsage | undefined
 
+  private readonly theme: ReturnType<typeof Text.markdownTheme>
+
   constructor(
     private readonly style: Style.Style,
     private readonly cwd: string,
     private readonly now: () => number = Date.now
-  ) {}
+  ) {
+    this.theme = Text.markdownTheme(style)
+  }
 
   /** `true` while a tool call has no result yet */
   get toolRunning(): boolean {
@@ -163,7 +178,7 @@ export class ChatView implements Component {
   notice(text: string, paint: Style.Paint = this.style.dim): void {
     this.closeStream()
     // inert: a notice can carry a session title, a first prompt or a server's error text
-    this.blocks.push({ _tag: "Lines", lines: TerminalText.neutralize(text).split("\n").map((l) => paint(l)), indent: 0 })
+    this.blocks.push({ _tag: "Lines", lines: Text.display(text).split("\n").map((l) => paint(l)), indent: 0 })
   }
 
   /** drops every block (a new session) */
@@ -190,7 +205,7 @@ export class ChatView implements Component {
     switch (event.type) {
       case "user/message":
       case "steering/message": {
-        const text = TerminalText.neutralize(Transcript.renderBlocks(event.data.content)).split("\n")
+        const text = Text.display(Transcript.renderBlocks(event.data.content)).split("\n")
         const shown = text.length > MAX_PROMPT_LINES ? text.slice(0, MAX_PROMPT_LINES - 1) : text
         const more = text.length - shown.length
         const user = event.data.source.kind === "user"
@@ -209,13 +224,13 @@ export class ChatView implements Component {
         if (chunk.type !== "text-delta" && chunk.type !== "reasoning-delta") break
         const tag = chunk.type === "text-delta" ? "Text" : "Reasoning"
         const found = this.open.get(chunk.index)
-        const block: { _tag: "Text" | "Reasoning"; text: string } =
+        const block: MarkdownText | { _tag: "Reasoning"; text: string } =
           found !== undefined && (found._tag === "Text" || found._tag === "Reasoning") && found._tag === tag
             ? found
             : { _tag: tag, text: "" }
         if (block !== found) {
-          this.open.set(chunk.index, block as Block)
-          this.blocks.push(block as Block)
+          this.open.set(chunk.index, block)
+          this.blocks.push(block)
         }
         block.text += chunk.text
         break
@@ -307,10 +322,10 @@ export class ChatView implements Component {
           for (const line of block.lines) push(line, block.indent)
           break
         case "Text":
-          for (const line of TerminalText.neutralize(block.text).replace(/^\n+/, "").split("\n")) push(line)
+          for (const line of this.markdownLines(block, width)) out.push(line)
           break
         case "Reasoning": {
-          const lines = TerminalText.neutralize(block.text).trim().split("\n")
+          const lines = Text.display(block.text).trim().split("\n")
           const shown = this.reasoningExpanded ? lines : lines.slice(-COLLAPSED_REASONING_LINES)
           const hidden = lines.length - shown.length
           const s = this.style
@@ -324,6 +339,15 @@ export class ChatView implements Component {
       }
     }
     return out
+  }
+
+  private markdownLines(block: MarkdownText, width: number): ReadonlyArray<string> {
+    const markdown = block.markdown ??= new Markdown("", 0, 0, this.theme)
+    if (block.shownLength !== block.text.length) {
+      block.shownLength = block.text.length
+      markdown.setText(Text.display(block.text).replace(/^\n+/, ""))
+    }
+    return markdown.render(Math.max(10, width))
   }
 
   private renderTool(tool: Tool): ReadonlyArray<{ readonly text: string; readonly indent: number }> {
@@ -368,7 +392,7 @@ export class ChatView implements Component {
   }
 
   private outputTail(text: string, paint: Style.Paint = this.style.dim): Array<{ text: string; indent: number }> {
-    const lines = TerminalText.neutralize(text).replace(/\n+$/, "").split("\n")
+    const lines = Text.display(text).replace(/\n+$/, "").split("\n")
     if (lines.length === 1 && lines[0]!.trim() === "") return [{ text: this.style.dim("(no output)"), indent: 2 }]
     const shown = lines.slice(-MAX_OUTPUT_LINES)
     const hidden = lines.length - shown.length
@@ -395,7 +419,7 @@ export class ChatView implements Component {
     }
     const shown = lines.slice(0, MAX_DIFF_LINES)
     const out = shown.map((line) => {
-      const text = TerminalText.neutralize(Diff.marked(line))
+      const text = Text.display(Diff.marked(line))
       const paint = line.kind === "hunk" ? s.cyan : line.kind === "add" ? s.green : line.kind === "remove" ? s.red : s.dim
       return { text: paint(text), indent: 2 }
     })

@@ -37,6 +37,8 @@ export interface Style {
   readonly blue: Paint
   readonly magenta: Paint
   readonly cyan: Paint
+  readonly underline: Paint
+  readonly strikethrough: Paint
 }
 
 /**
@@ -75,7 +77,9 @@ export const make = (enabled: boolean): Style =>
       yellow: sgr(33, 39),
       blue: sgr(34, 39),
       magenta: sgr(35, 39),
-      cyan: sgr(36, 39)
+      cyan: sgr(36, 39),
+      underline: sgr(4, 24),
+      strikethrough: sgr(9, 29)
     }
     : {
       enabled,
@@ -87,7 +91,9 @@ export const make = (enabled: boolean): Style =>
       yellow: identity,
       blue: identity,
       magenta: identity,
-      cyan: identity
+      cyan: identity,
+      underline: identity,
+      strikethrough: identity
     }
 
 /**

@@ -50,4 +50,16 @@ describe("List (issue 15: sessions list)", () => {
     expect(lines[3]).toMatch(/^custom-id\s/)
     expect(List.localTime(new Date(2026, 4, 6, 7, 8).getTime())).toBe("2026-05-06 07:08")
   })
+
+  it("[issue 34] a fork made now lists before older sessions although its copied events are older", () => {
+    const old = summary("harness-session-aaaa1111")
+    const fork: SessionSummary = {
+      ...summary("harness-session-bbbb2222"),
+      header: { ...summary("harness-session-bbbb2222").header, createdAt: Date.UTC(2026, 0, 5) },
+      updatedAt: Date.UTC(2026, 0, 1)
+    }
+    const rows = [old, fork].map((s) => List.row(s, undefined))
+    expect(List.ordered(rows).map((r) => r.summary.header.id)).toEqual(["harness-session-bbbb2222", "harness-session-aaaa1111"])
+    expect(List.activeAt(fork)).toBe(Date.UTC(2026, 0, 5))
+  })
 })
