@@ -17,6 +17,7 @@ import type * as FileSystem from "effect/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as CheckpointInstall from "../Checkpoint/Install.js"
 import * as Anthropic from "../Adapter/Anthropic.js"
 import * as OpenAiCompatible from "../Adapter/OpenAiCompatible.js"
 import * as Scripted from "../Adapter/Scripted.js"
@@ -197,7 +198,9 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
     return compose(setup, settings, {
       trusted,
       // the user's own "always for this project" answer keeps an approved workspace approved
-      onProjectWrite: trusted ? WorkspaceTrust.rerecord(at, home, notice) : Effect.void
+      onProjectWrite: trusted ? WorkspaceTrust.rerecord(at, home, notice) : Effect.void,
+      home,
+      notice
     })
   })).pipe(Layer.provideMerge(NodeServices.layer)))
 
@@ -209,7 +212,12 @@ const terminalWidth = (): number => {
 const compose = (
   setup: Setup,
   settings: Settings.Loaded,
-  workspace: { readonly trusted: boolean; readonly onProjectWrite: Effect.Effect<void, never, FileSystem.FileSystem> }
+  workspace: {
+    readonly trusted: boolean
+    readonly onProjectWrite: Effect.Effect<void, never, FileSystem.FileSystem>
+    readonly home: string
+    readonly notice: (line: string) => Effect.Effect<void>
+  }
 ) => {
   const persistence = setup.store === "sqlite"
     ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
@@ -253,7 +261,9 @@ const compose = (
   const plugins = Layer.mergeAll(
     BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }).pipe(
       mapLayerError((e) => usage(e.message)),
-      Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions)))
+      Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions))),
+      // every workspace change of write, edit and bash is journaled for rewind (issue 33)
+      Layer.provide(CheckpointInstall.layer({ root: setup.cwd, home: workspace.home }, workspace.notice))
     ),
     // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
     Layer.effectDiscard(Effect.andThen(

@@ -104,8 +104,8 @@ const turnOf = (event: SessionEvent): number | undefined => {
   return typeof turn === "number" ? turn : undefined
 }
 
-/** event types that describe the session, not a turn, and may lie between turns */
-const sessionScoped: ReadonlySet<string> = new Set(["session/title"])
+/** event types that describe the session, not a turn, and may lie between turns (a rewind's record, issue 33) */
+const sessionScoped: ReadonlySet<string> = new Set(["session/title", "checkpoint/manifest"])
 
 const stepScoped = (
   event: SessionEvent

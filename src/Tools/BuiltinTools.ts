@@ -24,6 +24,7 @@ import type * as Path from "effect/Path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import * as Checkpointed from "../Checkpoint/Checkpointed.js"
 import type * as Tool from "../Loop/Tool.js"
 import type * as ToolRegistry from "../Loop/ToolRegistry.js"
 import * as ToolRuntime from "../Loop/ToolRuntime.js"
@@ -89,7 +90,7 @@ export const tools = (options: Options = {}): ReadonlyArray<Tool.Tool<Requiremen
     Glob.tool,
     Grep.tool,
     bash === undefined ? Bash.tool : Bash.makeTool(bash)
-  ].map(Scrub.wrap)
+  ].map(Scrub.wrap).map(Checkpointed.wrapBuiltin)
 }
 
 /**

@@ -52,10 +52,12 @@ import * as LogStructure from "../LogStructure.js"
 import * as Output from "../Output.js"
 import * as ReplayCheck from "../ReplayCheck.js"
 import * as SessionExport from "./SessionExport.js"
+import * as Manifest from "../../Checkpoint/Manifest.js"
 import * as SessionStats from "./SessionStats.js"
 import * as TerminalText from "../../Tools/TerminalText.js"
 import * as List from "../sessions/List.js"
 import * as SessionIds from "../sessions/SessionIds.js"
+import * as RewindCommand from "../sessions/Rewind.js"
 import * as Show from "../sessions/Show.js"
 import * as Title from "../sessions/Title.js"
 import * as UserErrors from "../sessions/UserErrors.js"
@@ -150,6 +152,9 @@ const show = Command.make("show", { store, id }, ({ id, store }) =>
     for (let i = 0; i < lines.length; i += 256) yield* outText(lines.slice(i, i + 256).join("\n"))
     const total = SessionStats.totalLine(loaded.events)
     if (total !== undefined) yield* outText(total)
+    // which turn changed which workspace files (issue 33)
+    const changes = Manifest.summaryLines(loaded.events)
+    if (changes.length > 0) yield* outText(changes.map(TerminalText.line).join("\n"))
   }).pipe(Effect.provide(readerLayer(store)))).pipe(
     Command.withDescription("print a session's transcript by numbered turn (how each turn ended, partial answers)")
   )
@@ -336,6 +341,30 @@ const fork = Command.make(
     })).pipe(Effect.provide(Layer.merge(storeLayer(store), persistenceLayer(store))))
 ).pipe(Command.withDescription("fork a session after one of its turns into a new session (prints the new id)"))
 
+const rewind = Command.make(
+  "rewind",
+  {
+    store,
+    id,
+    turn: Flag.Int("turn").pipe(
+      Flag.withDescription("the turn whose end to go back to (numbers as in sessions show; 0: before the first turn)")
+    ),
+    code: CommandDoc.boolean("code").pipe(Flag.withDescription("only restore the workspace files")),
+    conversation: CommandDoc.boolean("conversation").pipe(
+      Flag.withDescription("only fork the conversation after the turn (prints the new id)")
+    ),
+    force: CommandDoc.boolean("force").pipe(Flag.withDescription("overwrite files changed outside the agent since"))
+  },
+  ({ code, conversation, force, id, store, turn }) =>
+    Effect.scoped(Effect.gen(function*() {
+      if (code && conversation) return yield* usage("use --code or --conversation (neither: both)")
+      const resolved = yield* resolveId(id)
+      yield* RewindCommand.run({ id: resolved, turn, mode: code ? "code" : conversation ? "conversation" : "both", force })
+    })).pipe(Effect.provide(Layer.merge(storeLayer(store), persistenceLayer(store))))
+).pipe(Command.withDescription(
+  "go back to the end of a turn: restore the files the agent changed since (write, edit and bash) and fork the conversation there"
+))
+
 const rename = Command.make(
   "rename",
   { store, id, title: Argument.String("title").pipe(Argument.withDescription("the new title (empty: remove it)")) },
@@ -405,6 +434,7 @@ export const command = Command.make("sessions").pipe(
     list,
     show,
     fork,
+    rewind,
     rename,
     rm,
     replay,

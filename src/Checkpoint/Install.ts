@@ -1,0 +1,56 @@
+/**
+ * Wires a {@link Journal} into the loop: before each step it learns the session, turn and step;
+ * after each step (and before the next, for a step cut off) the changes it saw are appended to the
+ * session as one `checkpoint/manifest` event, with a one-line notice on stderr for each pre-image
+ * that was too large to keep.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as Hooks from "../Loop/Hooks.js"
+import * as Journal from "./Journal.js"
+import * as Manifest from "./Manifest.js"
+
+/**
+ * Registers the step hooks of `journal`. `notice` gets each notice line.
+ *
+ * @since 0.1.0
+ * @category registration
+ */
+export const install = (
+  journal: Journal.Service,
+  notice: (line: string) => Effect.Effect<void>
+): Effect.Effect<void, never, Hooks.LoopHooks | Scope.Scope> =>
+  Effect.gen(function*() {
+    const hooks = yield* Hooks.LoopHooks
+    const flush = (input: Hooks.StepInput) =>
+      Effect.gen(function*() {
+        const data = yield* journal.take()
+        if (data === undefined) return
+        yield* input.agent.session.append({ type: Manifest.TYPE, data })
+        for (const n of data.notices) yield* notice(`checkpoint: ${n}`)
+      })
+    yield* hooks.preStep.register((input) =>
+      Effect.andThen(flush(input), journal.begin(input.agent.session.id, input.turn, input.step))
+    )
+    yield* hooks.postStep.register(flush)
+  })
+
+/**
+ * A journal for `options` provided to the tools (as {@link Journal.Journal}) with its hooks
+ * installed.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Journal.Options,
+  notice: (line: string) => Effect.Effect<void>
+): Layer.Layer<never, never, Hooks.LoopHooks> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const journal = yield* Journal.make(options)
+    yield* install(journal, notice)
+    return Layer.succeed(Journal.Journal, journal)
+  }))
