@@ -15,7 +15,7 @@
  */
 import type { MarkdownTheme } from "@mariozechner/pi-tui/dist/components/markdown.js"
 import { visibleWidth } from "@mariozechner/pi-tui/dist/utils.js"
-import * as TerminalText from "../TerminalText.js"
+import * as TerminalText from "../../Tools/TerminalText.js"
 import type * as Style from "./Style.js"
 
 /**
