@@ -17,7 +17,7 @@ const allowed: Readonly<Record<string, ReadonlyArray<string>>> = {
   Session: ["Llm"],
   Telemetry: ["Llm"],
   Loop: ["Llm", "Session"],
-  Mcp: ["Llm", "Session", "Loop"],
+  Mcp: ["Llm", "Adapter", "Session", "Loop"],
   Tools: ["Llm", "Session", "Loop"],
   Workspace: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Tools"],
   Policy: ["Llm", "Session", "Loop", "Tools", "Workspace"],

@@ -1,56 +1,40 @@
 /**
  * The CLI's composition root: the ONE place that chooses concrete Layers. From a resolved
- * {@link Setup} it builds everything an agent needs: the `Llm` service with the chosen adapter
- * registered, the session store over the chosen durable backend (JSONL by default, SQLite on
- * request), the tool runtime with the built-in tools, the settings files (permission rules and
- * command hooks, `settings/`, `hooks/`), the approval prompt and the workspace context plugin, and
- * the agent factory.
- *
- * Before any of it is built, the workspace is checked (`settings/HomeWorkspace`: not `/`, not
- * containing the home directory) and its own configuration is approved or left out
- * (`settings/WorkspaceTrust`), so no project hook, grant or MCP server takes effect unasked.
+ * {@link Setup} it builds the library's coding agent (`CodingAgent/CodingAgent`: tools, permission
+ * rules, approval, command hooks, MCP, workspace context, compaction) with the chosen adapter (a
+ * remote provider, a script file or the offline demo), the chosen durable backend (JSONL by default,
+ * SQLite on request), the terminal's approval prompt, notices on stderr, and the CLI's exit codes
+ * for whatever cannot be built.
  *
  * @since 0.1.0
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import type * as FileSystem from "effect/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as CheckpointInstall from "../Checkpoint/Install.js"
 import * as Anthropic from "../Adapter/Anthropic.js"
 import * as OpenAiCompatible from "../Adapter/OpenAiCompatible.js"
 import * as Scripted from "../Adapter/Scripted.js"
-import * as Llm from "../Llm/Llm.js"
-import type { LlmAdapter } from "../Llm/LlmAdapter.js"
-import * as Agent from "../Loop/Agent.js"
-import * as LoopApproval from "../Loop/Approval.js"
-import * as Hooks from "../Loop/Hooks.js"
-import * as SystemPrompt from "../Loop/SystemPrompt.js"
-import * as ToolRuntime from "../Loop/ToolRuntime.js"
-import * as DataDir from "../Session/persistence/DataDir.js"
+import * as CodingAgent from "../CodingAgent/CodingAgent.js"
+import type * as Llm from "../Llm/Llm.js"
+import * as LlmAdapter from "../Llm/LlmAdapter.js"
+import type * as Agent from "../Loop/Agent.js"
+import type * as ToolRuntime from "../Loop/ToolRuntime.js"
+import type * as LoopApproval from "../Loop/Approval.js"
+import type * as Approval from "../Policy/Approval.js"
 import * as Jsonl from "../Session/persistence/Jsonl.js"
 import * as Sqlite from "../Session/persistence/Sqlite.js"
 import * as SessionStore from "../Session/SessionStore.js"
+import type * as Sandbox from "../Tools/Sandbox.js"
+import * as TerminalText from "../Tools/TerminalText.js"
+import type * as Settings from "../Workspace/Settings.js"
+import type * as SettingsFile from "../Workspace/SettingsFile.js"
+import type * as WorkspaceTrust from "../Workspace/WorkspaceTrust.js"
 import { CliError } from "./CliError.js"
 import * as DemoModel from "./DemoModel.js"
-import * as McpCli from "./commands/Mcp.js"
 import { ExitCode } from "./ExitCode.js"
 import * as ProviderChoice from "./ProviderChoice.js"
 import * as ScriptErrors from "./ScriptErrors.js"
-import * as Bridge from "../Hooks/Bridge.js"
-import * as AgentSessions from "../Workspace/AgentSessions.js"
-import * as HomeWorkspace from "../Workspace/HomeWorkspace.js"
-import * as Permissions from "../Policy/Permissions.js"
-import * as Settings from "../Workspace/Settings.js"
-import type * as SettingsFile from "../Workspace/SettingsFile.js"
-import * as WorkspaceTrust from "../Workspace/WorkspaceTrust.js"
-import * as TerminalText from "../Tools/TerminalText.js"
-import * as Approval from "../Policy/Approval.js"
-import * as BuiltinTools from "../Tools/BuiltinTools.js"
-import type * as Sandbox from "../Tools/internal/Sandbox.js"
-import * as Workspace from "../Tools/Workspace.js"
-import * as WorkspaceContext from "../Workspace/WorkspaceContext.js"
 
 /**
  * Everything the composition depends on.
@@ -68,8 +52,6 @@ export interface Setup {
   readonly approval: Approval.Mode
   /** answers `ask` decisions when `approval` is `"ask"` */
   readonly prompt?: Approval.Prompt | undefined
-  /** answers `ask` decisions itself, in place of `prompt` (e.g. an editor over ACP, `harness acp`) */
-  readonly approver?: LoopApproval.Service["ask"] | undefined
   /** the bash sandbox policy (default: sandboxed, no network) */
   readonly sandbox?: Sandbox.Policy | undefined
   /** typewriter delay of the offline demo (none in tests) */
@@ -90,6 +72,10 @@ export interface Setup {
   readonly consentPrompt?: WorkspaceTrust.Ask | undefined
   /** `--allow-home-workspace` */
   readonly allowHomeWorkspace?: boolean | undefined
+  /** answers `ask` decisions itself, in place of `prompt` (e.g. an editor over ACP, `harness acp`) */
+  readonly approver?: LoopApproval.Service["ask"] | undefined
+  /** `--cache-ttl`: the Anthropic prompt-cache TTL (default 5 minutes) */
+  readonly cacheTtl?: "5m" | "1h" | undefined
 }
 
 /**
@@ -145,10 +131,10 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
       }
       case "Remote": {
         const apiKey = choice.apiKey
-        const made: Effect.Effect<LlmAdapter, unknown, never> = choice.provider === "anthropic"
+        const made: Effect.Effect<LlmAdapter.LlmAdapter, unknown, never> = choice.provider === "anthropic"
           ? apiKey === undefined
             ? Effect.fail("ANTHROPIC_API_KEY is not set")
-            : Anthropic.make({ apiKey, baseUrl: choice.baseUrl })
+            : Anthropic.make({ apiKey, baseUrl: choice.baseUrl, promptCache: { ttl: setup.cacheTtl ?? "5m" } })
           // no client provided: the adapter uses its own undici client (DefaultHttpClient)
           : OpenAiCompatible.make(ProviderChoice.adapterOptions(choice))
         return yield* Effect.mapError(made, (e) => usage(`invalid provider configuration: ${String(e)}`))
@@ -165,120 +151,77 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
 export const routeOf = (choice: ProviderChoice.Choice): string =>
   choice._tag === "Scripted" ? DemoModel.provider : choice.route
 
-/**
- * Builds the whole harness for a setup. The build is `Layer.fresh`: Effect 4 memoizes layers
- * across nested `Effect.provide` calls, and the stateful services here (the adapter registry, the
- * hooks, the session store and its backend, the tool runtime, the agent factory) must never be
- * shared with another harness provided around or beside this one.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
-  Layer.fresh(Layer.unwrap(Effect.gen(function*() {
-    const notice = (line: string) =>
-      Effect.sync(() => void process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${line}\n`)))
-    const ask = setup.workspaceTrust === "ask" ? setup.consentPrompt : undefined
-    yield* HomeWorkspace.check({ cwd: setup.cwd, allow: setup.allowHomeWorkspace === true, ask }).pipe(
-      Effect.mapError((e) => usage(e.message))
-    )
-    const at = yield* Settings.locations(setup.cwd, setup.settingsFile)
-    const files = yield* Settings.read(at).pipe(Effect.mapError((e) => usage(`invalid settings: ${e.message}`)))
-    const home = yield* DataDir.harnessHome.pipe(Effect.mapError((e) => usage(`cannot find the harness home: ${e.message}`)))
-    const review = yield* WorkspaceTrust.review(at, files)
-    const trusted = yield* WorkspaceTrust.decide({ home, review, mode: setup.workspaceTrust ?? "skip", ask, notice })
-    const applied = WorkspaceTrust.apply(files, trusted)
-    const loaded = Settings.merge(applied.files)
-    const settings: Settings.Loaded = {
-      ...loaded,
-      rules: [...loaded.rules, ...(setup.cliRules ?? [])],
-      warnings: [...loaded.warnings, ...applied.warnings]
-    }
-    for (const w of settings.warnings) yield* notice(w)
-    return compose(setup, settings, {
-      trusted,
-      // the user's own "always for this project" answer keeps an approved workspace approved
-      onProjectWrite: trusted ? WorkspaceTrust.rerecord(at, home, notice) : Effect.void,
-      home,
-      notice
-    })
-  })).pipe(Layer.provideMerge(NodeServices.layer)))
+const notice = (line: string) =>
+  Effect.sync(() => void process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${line}\n`)))
 
 const terminalWidth = (): number => {
   const columns = process.stderr.columns
   return columns !== undefined && columns > 0 ? columns : 80
 }
 
-const compose = (
-  setup: Setup,
-  settings: Settings.Loaded,
-  workspace: {
-    readonly trusted: boolean
-    readonly onProjectWrite: Effect.Effect<void, never, FileSystem.FileSystem>
-    readonly home: string
-    readonly notice: (line: string) => Effect.Effect<void>
-  }
-) => {
-  const persistence = setup.store === "sqlite"
+const persistenceOf = (setup: Pick<Setup, "store" | "storePath">) =>
+  (setup.store === "sqlite"
     ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
-    : Jsonl.layer(setup.storePath === undefined ? {} : { root: setup.storePath })
-  const store = SessionStore.layer.pipe(
-    Layer.provideMerge(persistence.pipe(mapLayerError((e) =>
+    : Jsonl.layer(setup.storePath === undefined ? {} : { root: setup.storePath })).pipe(mapLayerError((e) =>
       new CliError({
         message: `cannot open the session store: ${e.message}`,
         exitCode: e._tag === "SessionError" ? ExitCode.Session : ExitCode.Usage
       })
-    )))
-  )
-  const llm = Layer.effectDiscard(
-    Effect.gen(function*() {
-      const adapter = yield* adapterOf(setup.choice, setup)
-      yield* Llm.register(adapter.providers, adapter).pipe(Effect.mapError((e) => usage(e.message)))
-    })
-  ).pipe(Layer.provideMerge(Llm.layer))
-  const permissionMode = setup.permissionMode ?? settings.defaultMode ?? "default"
-  const permissions = Permissions.layer({
-    cwd: setup.cwd,
-    settings,
-    mode: setup.permissionMode,
-    approval: setup.approval,
-    onProjectWrite: workspace.onProjectWrite,
-    // a hard ask (protected configuration, an unknowable command) needs a person at a prompt
-    canAsk: setup.prompt !== undefined || setup.approver !== undefined
-  })
-  const approvalService = setup.approver !== undefined
-    ? LoopApproval.layer(setup.approver)
-    : setup.prompt === undefined
-    ? Layer.empty
-    : Approval.layer(setup.prompt, { width: terminalWidth }).pipe(Layer.provide(permissions))
-  const workspaceLayer = Workspace.layer(setup.cwd).pipe(
-    mapLayerError((e) => usage(`invalid workspace ${setup.cwd}: ${e.message}`))
-  )
-  const tools = ToolRuntime.layer({}).pipe(
-    mapLayerError((e) => usage(e.message)),
-    Layer.provide(approvalService)
-  )
-  const plugins = Layer.mergeAll(
-    BuiltinTools.layer(setup.sandbox === undefined ? {} : { sandbox: setup.sandbox }).pipe(
-      mapLayerError((e) => usage(e.message)),
-      Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions))),
-      // every workspace change of write, edit and bash is journaled for rewind (issue 33)
-      Layer.provide(CheckpointInstall.layer({ root: setup.cwd, home: workspace.home }, workspace.notice))
-    ),
-    // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
-    Layer.effectDiscard(Effect.andThen(
-      setup.noHooks === true ? Effect.void : Bridge.install({ cwd: setup.cwd, settings, permissionMode }),
-      Permissions.install
-    )).pipe(Layer.provide(Layer.merge(AgentSessions.layer, permissions))),
-    WorkspaceContext.layer({ maxBytes: WorkspaceContext.DEFAULT_MAX_BYTES, cwd: setup.cwd }),
-    McpCli.layer({
-      cwd: setup.cwd,
-      explicitFiles: setup.mcpConfig ?? [],
-      approval: setup.approval,
-      workspaceTrusted: workspace.trusted
-    })
-  )
-  const base = Layer.mergeAll(tools, Hooks.layer, SystemPrompt.layer, store, llm)
-  const factory = Agent.layer.pipe(Layer.provideMerge(Layer.provideMerge(plugins, base)))
-  return factory.pipe(Layer.provide(workspaceLayer))
+    ))
+
+/**
+ * The session store over the setup's backend (JSONL or SQLite), alone: what a command reads a stored
+ * session with before it builds the harness (DEC-16).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const storeLayer = (setup: Pick<Setup, "store" | "storePath">) =>
+  SessionStore.layer.pipe(Layer.provideMerge(persistenceOf(setup)))
+
+/** The CLI's words for a coding agent that cannot be built. */
+const buildFailure = (cwd: string) => (e: CodingAgent.BuildError | CliError): CliError => {
+  switch (e._tag) {
+    case "CliError":
+      return e
+    case "SettingsError":
+      return usage(`invalid settings: ${e.message}`)
+    case "ConfigError":
+      return usage(`cannot find the harness home: ${e.message}`)
+    case "BuiltinToolError":
+      return usage(`invalid workspace ${cwd}: ${e.message}`)
+    default:
+      return usage(e.message)
+  }
 }
+
+/**
+ * Builds the whole harness for a setup: the library's coding agent (`CodingAgent.layer`) with the
+ * chosen adapter and store, the terminal's approval prompt and notices on stderr. The build is
+ * `Layer.fresh` (see `CodingAgent.layer`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
+  CodingAgent.layer({
+    adapter: Layer.effect(LlmAdapter.Adapter, adapterOf(setup.choice, setup)).pipe(Layer.provide(NodeServices.layer)),
+    provider: routeOf(setup.choice),
+    model: setup.choice.model,
+    cwd: setup.cwd,
+    persistence: persistenceOf(setup),
+    approval: setup.approval,
+    prompt: setup.prompt,
+    approver: setup.approver,
+    promptWidth: terminalWidth,
+    sandbox: setup.sandbox,
+    mcpConfig: setup.mcpConfig,
+    permissionMode: setup.permissionMode,
+    settingsFile: setup.settingsFile,
+    noHooks: setup.noHooks,
+    rules: setup.cliRules,
+    workspaceTrust: setup.workspaceTrust,
+    consentPrompt: setup.consentPrompt,
+    allowHomeWorkspace: setup.allowHomeWorkspace,
+    notice
+  }).pipe(mapLayerError(buildFailure(setup.cwd)))

@@ -66,7 +66,7 @@ import * as Bash from "../Tools/Bash.js"
 import * as ChildEnv from "../Tools/internal/ChildEnv.js"
 import type * as Settings from "../Workspace/Settings.js"
 import type { PermissionMode } from "../Workspace/SettingsFile.js"
-import * as TerminalText from "../Tools/TerminalText.js"
+import * as Notice from "../Tools/Notice.js"
 import * as HookOutcome from "./HookOutcome.js"
 import * as HookProcess from "./HookProcess.js"
 import * as Matcher from "./Matcher.js"
@@ -251,7 +251,7 @@ export const install = (
     const sessions = yield* AgentSessions.AgentSessions
     const store = yield* SessionStore.SessionStore
     const persistence = yield* Effect.serviceOption(SessionPersistence.SessionPersistence)
-    const notice = options.notice ?? ((line: string) => Effect.sync(() => void process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${line}\n`))))
+    const notice = options.notice ?? (yield* Notice.Notice)
     const limit = options.settings.stopHookLimit ?? DEFAULT_STOP_LIMIT
     const handlers: Array<Handler> = options.settings.hooks.map((entry) => ({
       entry,

@@ -34,6 +34,7 @@ import type { Json } from "../Llm/Json.js"
 import * as LoopApproval from "../Loop/Approval.js"
 import * as ToolHooks from "../Loop/ToolHooks.js"
 import * as ToolRuntime from "../Loop/ToolRuntime.js"
+import * as Notice from "../Tools/Notice.js"
 import * as Permissions from "./Permissions.js"
 import { neutralize } from "../Tools/TerminalText.js"
 
@@ -277,7 +278,7 @@ export const layer = (
 ): Layer.Layer<LoopApproval.Approval> =>
   Layer.effect(
     LoopApproval.Approval,
-    Effect.map(Effect.serviceOption(Permissions.Permissions), (permissions) =>
+    Effect.map(Effect.all([Effect.serviceOption(Permissions.Permissions), Notice.Notice]), ([permissions, notice]) =>
       LoopApproval.Approval.of({
         ask: (request) =>
           Effect.gen(function*() {
@@ -297,7 +298,7 @@ export const layer = (
             if (permissions._tag === "Some" && rule !== undefined) {
               yield* permissions.value.remember(rule, answer === "always-session" ? "session" : "project").pipe(
                 Effect.catch((e) =>
-                  Effect.sync(() => void process.stderr.write(`effect-harness: the rule was not saved: ${e.message}\n`))
+                  notice(`the rule was not saved: ${e.message}`)
                 )
               )
             }

@@ -41,7 +41,7 @@ import * as ToolHooks from "../Loop/ToolHooks.js"
 import * as ToolRuntime from "../Loop/ToolRuntime.js"
 import * as ReadFilter from "../Tools/ReadFilter.js"
 import * as Workspace from "../Tools/Workspace.js"
-import * as TerminalText from "../Tools/TerminalText.js"
+import * as Notice from "../Tools/Notice.js"
 import * as AgentSessions from "../Workspace/AgentSessions.js"
 import * as PermissionRule from "./PermissionRule.js"
 import * as ProtectedPaths from "../Tools/ProtectedPaths.js"
@@ -435,7 +435,7 @@ export const install: Effect.Effect<
 })
 
 /**
- * The engine as a layer (rules that are not understood are reported once on stderr).
+ * The engine as a layer (rules that are not understood are reported once through `Tools/Notice`).
  *
  * @since 0.1.0
  * @category layers
@@ -445,7 +445,8 @@ export const layer = (options: Options): Layer.Layer<Permissions, never, FileSys
     Permissions,
     Effect.gen(function*() {
       const { service, warnings } = yield* make(options)
-      for (const w of warnings) yield* Effect.sync(() => process.stderr.write(TerminalText.forStream(process.stderr)(`effect-harness: ${w}\n`)))
+      const notice = yield* Notice.Notice
+      for (const w of warnings) yield* notice(w)
       return service
     })
   )

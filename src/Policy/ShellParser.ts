@@ -19,6 +19,7 @@ import * as Schema from "effect/Schema"
 import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
+import * as Notice from "../Tools/Notice.js"
 import * as ShellCommand from "./ShellCommand.js"
 
 /**
@@ -122,9 +123,10 @@ const unavailable = (reason: string): ShellCommand.Analysis => ({
  * @category constructors
  */
 export const make: Effect.Effect<Service> = Effect.gen(function*() {
+  const notice = yield* Notice.Notice
   const language = yield* Effect.cached(
     load.pipe(
-      Effect.tapError((e) => Effect.sync(() => void process.stderr.write(`effect-harness: ${e.message}\n`))),
+      Effect.tapError((e) => notice(e.message)),
       Effect.result
     )
   )

@@ -23,7 +23,7 @@
  *   `LC_*`, `TERM`, `TMPDIR`, `USER`, `SHELL`, …, see `internal/ChildEnv`) plus the variables the
  *   user lists (`EFFECT_HARNESS_PASS_ENV`); provider keys are never passed.
  * - Sandbox (issue 16, decision 0010): on Linux the command runs under bubblewrap (see
- *   `internal/Sandbox`): workspace writable, a private `/tmp`, the rest read-only, the harness's
+ *   `Sandbox`): workspace writable, a private `/tmp`, the rest read-only, the harness's
  *   configuration read-only, credentials hidden, its own `/proc` and PID namespace, no network
  *   unless allowed. Where bwrap is unavailable the command runs unsandboxed (said once on stderr
  *   by the CLI), hardened by `internal/Unsandboxed` (no core dumps, killed with the harness);
@@ -45,7 +45,7 @@ import { OutputCapture } from "./internal/OutputCapture.js"
 import type { Outcome } from "./internal/Outcome.js"
 import * as Placeholders from "./internal/Placeholders.js"
 import * as ProcessGroup from "./internal/ProcessGroup.js"
-import * as Sandbox from "./internal/Sandbox.js"
+import * as Sandbox from "./Sandbox.js"
 import * as Unsandboxed from "./internal/Unsandboxed.js"
 import * as ToolError from "./ToolError.js"
 import * as Workspace from "./Workspace.js"

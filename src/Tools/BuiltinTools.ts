@@ -32,9 +32,10 @@ import * as Bash from "./Bash.js"
 import * as Edit from "./Edit.js"
 import * as Glob from "./Glob.js"
 import * as Grep from "./Grep.js"
-import * as Sandbox from "./internal/Sandbox.js"
+import * as Sandbox from "./Sandbox.js"
 import * as Scrub from "./internal/Scrub.js"
 import * as Ls from "./Ls.js"
+import * as Notice from "./Notice.js"
 import * as Read from "./Read.js"
 import type * as Workspace from "./Workspace.js"
 import * as Write from "./Write.js"
@@ -103,7 +104,7 @@ export const names: ReadonlyArray<string> = ["read", "write", "edit", "ls", "glo
 
 /**
  * Registers every built-in tool in the global layer of the tool runtime for the scope. When the
- * bash sandbox is asked for but unavailable here (probed once), says so once on stderr.
+ * bash sandbox is asked for but unavailable here (probed once), says so once (`Notice`).
  *
  * @since 0.1.0
  * @category registration
@@ -111,10 +112,11 @@ export const names: ReadonlyArray<string> = ["read", "write", "edit", "ls", "glo
 export const register = (
   options: Options = {}
 ): Effect.Effect<void, ToolRegistry.DuplicateToolError, ToolRuntime.ToolRuntime | Requirements | Scope.Scope> =>
-  Effect.andThen(
-    Effect.sync(() => Sandbox.announceFallback((bashOptions(options) ?? Bash.defaultOptions).sandbox)),
-    Effect.forEach(tools(options), (tool) => ToolRuntime.registerTool(tool), { discard: true })
-  )
+  Effect.gen(function*() {
+    const line = Sandbox.fallbackNotice((bashOptions(options) ?? Bash.defaultOptions).sandbox)
+    if (line !== undefined) yield* (yield* Notice.Notice)(line)
+    yield* Effect.forEach(tools(options), (tool) => ToolRuntime.registerTool(tool), { discard: true })
+  })
 
 /**
  * {@link register} as a layer.

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Hooks from "../Loop/Hooks.js"
+import * as Notice from "../Tools/Notice.js"
 import type { AppendInput } from "../Session/SessionEvent.js"
 
 /**
@@ -19,6 +20,8 @@ import type { AppendInput } from "../Session/SessionEvent.js"
  */
 export interface Service {
   readonly get: (agentId: string) => Effect.Effect<Hooks.HookAgent | undefined>
+  /** the host's notice channel, read when the directory was built (`Tools/Notice`) */
+  readonly notice: Notice.Say
 }
 
 /**
@@ -30,7 +33,7 @@ export interface Service {
 export class AgentSessions extends Context.Service<AgentSessions, Service>()("effect-harness/Workspace/AgentSessions") {}
 
 /**
- * Appends an event to the agent's session; a failure is reported on stderr, never raised: the log
+ * Appends an event to the agent's session; a failure is reported as a notice, never raised: the log
  * of a decision must not change the decision.
  *
  * @since 0.1.0
@@ -42,7 +45,7 @@ export const append = (sessions: Service, agentId: string, input: AppendInput): 
       ? Effect.void
       : agent.session.append(input).pipe(
         Effect.asVoid,
-        Effect.catch((e) => Effect.sync(() => void process.stderr.write(`effect-harness: cannot log ${input.type}: ${e.message}\n`)))
+        Effect.catch((e) => sessions.notice(`cannot log ${input.type}: ${e.message}`))
       ))
 
 /**
@@ -58,6 +61,7 @@ export const layer: Layer.Layer<AgentSessions, never, Hooks.LoopHooks> = Layer.f
   Effect.gen(function*() {
     const hooks = yield* Hooks.LoopHooks
     const agents = yield* Ref.make(new Map<string, Hooks.HookAgent>())
+    const notice = yield* Notice.Notice
     yield* hooks.created.register(({ agent }) => Ref.update(agents, (m) => new Map(m).set(agent.id, agent)))
     yield* hooks.disposed.register(({ agent }) =>
       Ref.update(agents, (m) => {
@@ -66,6 +70,6 @@ export const layer: Layer.Layer<AgentSessions, never, Hooks.LoopHooks> = Layer.f
         return n
       })
     )
-    return { get: (id) => Effect.map(Ref.get(agents), (m) => m.get(id)) }
+    return { get: (id) => Effect.map(Ref.get(agents), (m) => m.get(id)), notice }
   })
 ))

@@ -8,7 +8,7 @@ import * as ProcessGroup from "../../src/Tools/internal/ProcessGroup.js"
 import { textOf, withWorkspace } from "../support/TempWorkspace.js"
 
 // process-group semantics are observed through host PIDs: unsandboxed here (the sandbox has its
-// own PID namespace; see internal/Sandbox.test.ts for the sandboxed behaviour)
+// own PID namespace; see Sandbox.test.ts for the sandboxed behaviour)
 const fast: Bash.Options = { ...Bash.defaultOptions, killGraceMs: 300, sandbox: { enabled: false, allowNetwork: false } }
 const run = Bash.runWith(fast)
 

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import { readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { execFileSync } from "node:child_process"
-import * as Sandbox from "../../src/Tools/internal/Sandbox.js"
+import * as Sandbox from "../../src/Tools/Sandbox.js"
 import * as Cli from "../support/Cli.js"
 
 const TIMEOUT = 120_000

@@ -9,7 +9,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { userInfo } from "node:os"
 import { dirname, join } from "node:path"
 import * as Bash from "../../src/Tools/Bash.js"
-import * as Sandbox from "../../src/Tools/internal/Sandbox.js"
+import * as Sandbox from "../../src/Tools/Sandbox.js"
 import { repoRoot } from "../support/Cli.js"
 import { textOf, withWorkspace } from "../support/TempWorkspace.js"
 

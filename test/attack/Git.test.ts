@@ -12,7 +12,7 @@ import { userInfo } from "node:os"
 import { join } from "node:path"
 import * as Bash from "../../src/Tools/Bash.js"
 import * as ProtectedPaths from "../../src/Tools/ProtectedPaths.js"
-import * as Sandbox from "../../src/Tools/internal/Sandbox.js"
+import * as Sandbox from "../../src/Tools/Sandbox.js"
 import { withWorkspace } from "../support/TempWorkspace.js"
 
 const available = Sandbox.availability().available

@@ -1,6 +1,5 @@
 /**
- * MCP servers in the CLI: the layer `run` and `chat` use, and `harness mcp list` /
- * `harness mcp tools <server>`.
+ * `harness mcp list` / `harness mcp tools <server>` (the servers an agent runs are `Mcp/WorkspaceServers`).
  *
  * Servers come from `<workspace>/.mcp.json` (approved once per workspace and server, see
  * `Mcp/McpSetup`) and from `--mcp-config FILE` (trusted). In `run` and `chat`, project servers
@@ -21,21 +20,16 @@
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import type * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { DEFAULT_INHERITED_ENV_VARS } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as NodePath from "node:path"
-import { identity } from "../../Adapter/HttpEdge.js"
 import * as Hooks from "../../Loop/Hooks.js"
-import type * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import * as ToolRuntimes from "../../Loop/ToolRuntime.js"
 import * as Mcp from "../../Mcp/Mcp.js"
-import type * as McpApproval from "../../Mcp/McpApproval.js"
 import * as McpSetup from "../../Mcp/McpSetup.js"
 import * as ToolListing from "../../Mcp/ToolListing.js"
-import * as DataDir from "../../Session/persistence/DataDir.js"
+import * as WorkspaceServers from "../../Mcp/WorkspaceServers.js"
 import { CliError } from "../CliError.js"
 import * as CommandDoc from "../CommandDoc.js"
 import { ExitCode } from "../ExitCode.js"
@@ -52,99 +46,9 @@ export const mcpConfigOption = Flag.String("mcp-config").pipe(
   Flag.atLeast(0)
 )
 
-/**
- * What the MCP layer needs from the CLI.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Setup {
-  readonly cwd: string
-  readonly explicitFiles: ReadonlyArray<string>
-  /** the tool approval mode (MCP calls) */
-  readonly approval: McpApproval.Mode
-  readonly prompt?: McpSetup.Prompt | undefined
-  /** the workspace's configuration is approved: its `.mcp.json` servers may start */
-  readonly workspaceTrusted: boolean
-}
-
 const stderr = (line: string) => Effect.sync(() => Output.terminalSinks.stderr(`${line}\n`))
 
-const envMs = (name: string): number | undefined => {
-  const raw = process.env[name]
-  if (raw === undefined || raw.trim() === "") return undefined
-  const n = Number(raw)
-  return Number.isFinite(n) && n > 0 ? n : undefined
-}
-
-/**
- * The environment a stdio server inherits: the SDK's safe default list (`HOME`, `LOGNAME`, `PATH`,
- * `SHELL`, `TERM`, `USER` on POSIX) plus locale and temp-dir variables; never the provider API keys.
- * Anything else a server needs goes in its `env` (with `${VAR}` expansion).
- */
-const inheritedEnv = (): Record<string, string | undefined> => {
-  const out: Record<string, string | undefined> = {}
-  for (const key of [...DEFAULT_INHERITED_ENV_VARS, "LANG", "LC_ALL", "TMPDIR", "TEMP", "TMP"]) {
-    const value = process.env[key]
-    if (value !== undefined && !value.startsWith("()")) out[key] = value
-  }
-  return out
-}
-
-const plan = (
-  setup: Setup,
-  trust: McpSetup.Trust,
-  record = false
-): Effect.Effect<McpSetup.Plan, CliError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
-    const home = yield* DataDir.harnessHome.pipe(
-      Effect.mapError((e) => new CliError({ message: `cannot find the harness home: ${e.message}`, exitCode: ExitCode.Usage }))
-    )
-    return yield* McpSetup.load({
-      cwd: setup.cwd,
-      home,
-      env: process.env,
-      explicitFiles: setup.explicitFiles,
-      trust,
-      record,
-      ...(setup.prompt === undefined ? {} : { prompt: setup.prompt })
-    }).pipe(Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage })))
-  })
-
-const serversLayer = (
-  p: McpSetup.Plan,
-  setup: Setup
-): Layer.Layer<Mcp.McpServers, never, ToolRuntime.ToolRuntime | Hooks.LoopHooks> => {
-  const connectTimeoutMs = envMs("MCP_TIMEOUT")
-  const callTimeoutMs = envMs("MCP_TOOL_TIMEOUT")
-  return Mcp.layer({
-    servers: McpSetup.ready(p),
-    baseEnv: inheritedEnv(),
-    cwd: setup.cwd,
-    clientInfo: { name: "effect-harness", version: identity.version },
-    approval: setup.approval,
-    onNotice: stderr,
-    ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
-    ...(callTimeoutMs === undefined ? {} : { callTimeoutMs })
-  })
-}
-
-/**
- * The MCP servers of a `run`/`chat`: configuration, approval, connection, tools in the runtime.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (
-  setup: Setup
-): Layer.Layer<Mcp.McpServers, CliError, ToolRuntime.ToolRuntime | Hooks.LoopHooks | FileSystem.FileSystem> =>
-  Layer.unwrap(
-    Effect.gen(function*() {
-      const p = yield* plan(setup, setup.workspaceTrusted ? "yes" : "none", setup.workspaceTrusted)
-      for (const n of p.notices) yield* stderr(n)
-      return serversLayer(p, setup)
-    })
-  )
+const usage = (message: string) => new CliError({ message, exitCode: ExitCode.Usage })
 
 const cwdOption = Flag.String("cwd").pipe(
   Flag.withDescription("workspace root (default: current directory)"),
@@ -163,18 +67,21 @@ const inspect = <A>(
   body: (p: McpSetup.Plan, mcp: Mcp.Service) => Effect.Effect<A, CliError>
 ) =>
   Effect.gen(function*() {
-    const setup: Setup = {
+    const setup = {
       cwd: NodePath.resolve(Option.getOrElse(args.cwd, () => process.cwd())),
       explicitFiles: args.mcpConfig,
-      approval: "deny",
-      workspaceTrusted: false
+      approval: "deny" as const,
+      workspaceTrusted: false,
+      notice: stderr
     }
-    const all = yield* plan(setup, args.trustWorkspace ? "yes" : "skip")
+    const all = yield* WorkspaceServers.plan(setup, args.trustWorkspace ? "yes" : "skip").pipe(
+      Effect.mapError((e) => usage(e._tag === "McpConfigError" ? e.message : `cannot find the harness home: ${e.message}`))
+    )
     const p = only === undefined ? all : { ...all, servers: all.servers.filter((s) => s.entry.name === only) }
     if (only !== undefined && p.servers.length === 0) {
       return yield* new CliError({ message: `no MCP server named "${only}" is configured`, exitCode: ExitCode.Usage })
     }
-    const layer = serversLayer(p, setup).pipe(
+    const layer = WorkspaceServers.serversLayer(p, setup).pipe(
       Layer.provide(Layer.merge(ToolRuntimes.layerDefault, Hooks.layer))
     )
     return yield* Effect.flatMap(Mcp.McpServers, (mcp) => body(p, mcp)).pipe(Effect.provide(layer))

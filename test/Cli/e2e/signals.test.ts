@@ -8,7 +8,7 @@
  * - `harness run … | head -c 1`: the closed stdout cancels the turn the same way, exit 141.
  *
  * Tool processes are checked by host process group, so the bash cases run with `--no-sandbox` (the sandbox has
- * its own PID namespace; its cancellation is covered by `test/Tools/internal/Sandbox.test.ts`).
+ * its own PID namespace; its cancellation is covered by `test/Tools/Sandbox.test.ts`).
  * No timed assertions: the tests wait for conditions (a file the tool writes, text on stdout).
  */
 import { describe, expect, it } from "@effect/vitest"

@@ -5,11 +5,11 @@ import * as Fiber from "effect/Fiber"
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Net from "node:net"
 import { join } from "node:path"
-import * as Bash from "../../../src/Tools/Bash.js"
-import * as ChildEnv from "../../../src/Tools/internal/ChildEnv.js"
-import * as Sandbox from "../../../src/Tools/internal/Sandbox.js"
-import { repoRoot } from "../../support/Cli.js"
-import { textOf, withWorkspace } from "../../support/TempWorkspace.js"
+import * as Bash from "../../src/Tools/Bash.js"
+import * as ChildEnv from "../../src/Tools/internal/ChildEnv.js"
+import * as Sandbox from "../../src/Tools/Sandbox.js"
+import { repoRoot } from "../support/Cli.js"
+import { textOf, withWorkspace } from "../support/TempWorkspace.js"
 
 const available = Sandbox.availability().available
 const sandboxed: Bash.Options = { ...Bash.defaultOptions, killGraceMs: 300, sandbox: { enabled: true, allowNetwork: false } }

@@ -21,8 +21,8 @@ import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import * as ProtectedPaths from "../ProtectedPaths.js"
-import type * as Placeholders from "./Placeholders.js"
+import * as ProtectedPaths from "./ProtectedPaths.js"
+import type * as Placeholders from "./internal/Placeholders.js"
 
 const PLACEHOLDER_NOTE = "# placeholder of effect-harness while a sandboxed command runs; removed when it ends\n"
 
@@ -427,18 +427,16 @@ export const availability = (): Availability => {
 let announced = false
 
 /**
- * Says once per process on stderr that commands run unsandboxed, when the policy asks for the
- * sandbox and it is unavailable.
+ * The line that says, once per process, that commands run unsandboxed, when the policy asks for the sandbox
+ * and it is unavailable (`undefined` otherwise, and after the first time).
  *
  * @since 0.1.0
  * @category utils
  */
-export const announceFallback = (policy: Policy): void => {
-  if (!policy.enabled || announced) return
+export const fallbackNotice = (policy: Policy): string | undefined => {
+  if (!policy.enabled || announced) return undefined
   const a = availability()
-  if (a.available) return
+  if (a.available) return undefined
   announced = true
-  process.stderr.write(
-    `effect-harness: bash runs unsandboxed: ${a.reason}; commands get a filtered environment only (install bubblewrap, or pass --no-sandbox to silence this)\n`
-  )
+  return `bash runs unsandboxed: ${a.reason}; commands get a filtered environment only (install bubblewrap, or pass --no-sandbox to silence this)`
 }
