@@ -8,10 +8,10 @@
  * import { Sqlite } from "effect-harness/sqlite"
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as Sqlite from "./Session/persistence/Sqlite.js"
 /**
- * @since 0.3.0
+ * @since 0.1.0
  */
 export * as SqliteDatabase from "./Session/persistence/SqliteDatabase.js"

@@ -95,6 +95,7 @@ import * as StreamChunk from "../Llm/StreamChunk.js"
 import * as DefaultHttpClient from "./DefaultHttpClient.js"
 import * as HttpEdge from "./HttpEdge.js"
 import * as Sse from "./Sse.js"
+import { isRecord } from "../Llm/internal/Unknown.js"
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -285,9 +286,6 @@ export interface ReplayState {
   readonly id: string
   readonly blocks: ReadonlyArray<ReplayBlock>
 }
-
-const isRecord = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 const parseReplayBlock = (u: unknown): ReplayBlock | undefined => {
   if (!isRecord(u)) return undefined

@@ -78,6 +78,7 @@ import * as StreamChunk from "../Llm/StreamChunk.js"
 import * as DefaultHttpClient from "./DefaultHttpClient.js"
 import * as HttpEdge from "./HttpEdge.js"
 import * as Sse from "./Sse.js"
+import { isRecord } from "../Llm/internal/Unknown.js"
 
 // ---------------------------------------------------------------------------------------------
 // Profiles and options
@@ -547,8 +548,6 @@ export const buildHeaders = (resolved: Resolved, options: Message.GenerateOption
 
 // ---------------------------------------------------------------------------------------------
 // Response (P-4..P-8)
-
-const isRecord = (u: unknown): u is JsonRecord => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const count = (u: unknown): number | undefined =>
   typeof u === "number" && Number.isFinite(u) && u >= 0 ? Math.trunc(u) : undefined

@@ -39,6 +39,7 @@ import * as Logger from "./Logger.js"
 import * as Output from "./Output.js"
 import * as Signals from "./Signals.js"
 import * as StrictArgs from "./StrictArgs.js"
+import * as Scheduling from "../Loop/Scheduling.js"
 
 const args = process.argv.slice(2)
 
@@ -104,8 +105,10 @@ const exitWith = (code: number): void => {
 }
 
 // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set (the exporter is not even loaded otherwise)
+// the CLI's agents run on the loop's fair scheduler (opt-in for embedders, `Scheduling`)
 const fiber = Effect.runFork(
   program.pipe(
+    Effect.provideService(Scheduling.FairScheduler, true),
     Effect.provide(
       Layer.provideMerge(TelemetryConfig.layerFromEnv(process.env), Layer.merge(NodeServices.layer, Logger.layer))
     )

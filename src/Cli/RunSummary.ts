@@ -65,7 +65,7 @@ export const addUsage = (a: Message.TokenUsage, b: Message.TokenUsage): Message.
 /**
  * Adds a logged request cost (USD) to a total; absent stays absent.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const addCost = (total: number | undefined, cost: number | undefined): number | undefined =>

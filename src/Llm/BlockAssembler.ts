@@ -114,7 +114,7 @@ type MutableSlot =
  * rules; immutable {@link State} snapshots are made only when a consumer asks for one ({@link Builder.snapshot}:
  * the end of a fold, or each step of a {@link scan} view).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category folding
  */
 export class Builder {

@@ -11,7 +11,7 @@
  * Effect's native no-export spans; `src/Telemetry` exports them over OTLP. Message content is attached only when
  * {@link CaptureContent} is set (the conventions' opt-in content capture); keys never are.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
@@ -20,7 +20,7 @@ import type * as Message from "./Message.js"
 /**
  * Attribute names used by the harness (GenAI conventions, plus `effect_harness.*` for the harness's own).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attributes
  */
 export const Attr = {
@@ -74,7 +74,7 @@ export const Attr = {
  * release, an in-process hook point's run and a command hook's process. Each is opened once per occurrence, never
  * per chunk.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attributes
  */
 export const SpanName = {
@@ -89,7 +89,7 @@ export const SpanName = {
 /**
  * The agent name the harness reports in `invoke_agent` spans.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attributes
  */
 export const agentName = "effect-harness"
@@ -98,7 +98,7 @@ export const agentName = "effect-harness"
  * Opt-in content capture: when `true`, model requests and tool calls carry their messages, arguments and results
  * as span attributes. Off by default (content may be private); keys are never captured either way.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category references
  */
 export const CaptureContent: Context.Reference<boolean> = Context.Reference<boolean>(
@@ -110,7 +110,7 @@ export const CaptureContent: Context.Reference<boolean> = Context.Reference<bool
  * Usage as GenAI attributes. The conventions count cached input inside `gen_ai.usage.input_tokens`, while the
  * vocabulary's `inputTokens` excludes it (V-6), so input = input + cache reads + cache writes here.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attributes
  */
 export const usageAttributes = (usage: Message.TokenUsage | undefined): Record<string, number> => {
@@ -130,7 +130,7 @@ export const usageAttributes = (usage: Message.TokenUsage | undefined): Record<s
  * response id; adapters that need one for replay keep it in the replay state (Anthropic: `{id, model, …}`), so it
  * is read from there when present, else the attributes are absent.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attributes
  */
 export const responseIdentity = (replayState: unknown): Record<string, string> => {
@@ -145,7 +145,7 @@ export const responseIdentity = (replayState: unknown): Record<string, string> =
 /**
  * A finish reason as the conventions spell it (`stop`, `tool_calls`, `length`, `error`, …).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attributes
  */
 export const finishReasonName = (reason: Message.FinishReason): string => {
@@ -180,7 +180,7 @@ const secondsBoundaries = Metric.boundariesFromIterable([
 /**
  * `gen_ai.client.token.usage`: tokens per model request, tagged `gen_ai.token.type` (`input` | `output`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category metrics
  */
 export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", {
@@ -191,7 +191,7 @@ export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", {
 /**
  * `gen_ai.client.operation.duration`: seconds per model request.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category metrics
  */
 export const operationDuration = Metric.histogram("gen_ai.client.operation.duration", {
@@ -202,7 +202,7 @@ export const operationDuration = Metric.histogram("gen_ai.client.operation.durat
 /**
  * `gen_ai.client.operation.time_to_first_chunk`: seconds from sending a request to its first chunk.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category metrics
  */
 export const timeToFirstChunk = Metric.histogram("gen_ai.client.operation.time_to_first_chunk", {
@@ -213,7 +213,7 @@ export const timeToFirstChunk = Metric.histogram("gen_ai.client.operation.time_t
 /**
  * `effect_harness.tool.duration`: seconds per tool call, tagged with the tool name.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category metrics
  */
 export const toolDuration = Metric.histogram("effect_harness.tool.duration", {

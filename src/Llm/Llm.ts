@@ -67,6 +67,7 @@ import { type LlmError, messageOf, ProviderError, RegistryError, toCode } from "
 import type * as Message from "./Message.js"
 import * as Retry from "./Retry.js"
 import type { StreamChunk } from "./StreamChunk.js"
+import { codeOf } from "./internal/Unknown.js"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -218,17 +219,6 @@ const freezeLike = <A extends object>(original: object, copy: A): A =>
   Object.isFrozen(original) ? Object.freeze(copy) : copy
 
 
-const codeOf = (value: unknown): string | undefined => {
-  try {
-    if (typeof value === "object" && value !== null && "code" in value) {
-      const code = (value as { code: unknown }).code
-      if (typeof code === "string" && code !== "") return code
-    }
-  } catch {
-    // an unreadable `code` is simply absent
-  }
-  return undefined
-}
 
 /**
  * Converts a value thrown at the adapter boundary into a model-request failure (C-11): typed LLM

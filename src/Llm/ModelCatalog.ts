@@ -266,7 +266,7 @@ export const costOf = (facts: ModelFacts, usage: TokenUsage): number | undefined
  * The published prices of `(provider, model)` in a catalog, or `undefined` (unknown or unpriced). Unlike
  * `lookup` it never logs: pricing an unknown model is not a warning.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const pricingOf = (catalog: Service, provider: string, model: string): Pricing | undefined => {
@@ -278,7 +278,7 @@ export const pricingOf = (catalog: Service, provider: string, model: string): Pr
  * The cost in USD of one request's usage at the catalog's prices, rounded to 1e-10 USD (no float noise in logs);
  * `undefined` when the model has no published prices or there is no usage.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const requestCost = (
@@ -297,7 +297,7 @@ export const requestCost = (
 /**
  * A USD amount rounded to 1e-10 (sums of logged costs stay readable).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const roundUsd = (usd: number): number => Math.round(usd * 1e10) / 1e10

@@ -54,7 +54,6 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -94,6 +93,7 @@ import * as ToolRegistry from "./ToolRegistry.js"
 import * as ToolRuntime from "./ToolRuntime.js"
 import * as ToolScheduler from "./ToolScheduler.js"
 import * as Turn from "./Turn.js"
+import { inChildScope } from "../Llm/internal/ChildScope.js"
 
 /**
  * The agent handle.
@@ -244,12 +244,7 @@ export class AgentFactory extends Context.Service<AgentFactory, Service>()("effe
  * scheduler, so a burst of concurrent creations leaves the event loop its turns.
  */
 const inOwnScope = <A, E, R>(create: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
-  Effect.flatMap(Effect.scope, (outer) =>
-    Effect.flatMap(Scope.fork(outer, "sequential"), (own) =>
-      Effect.onExit(
-        Scope.provide(Fairness.fair(create), own),
-        (exit) => (Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)
-      )))
+  inChildScope(Fairness.fair(create))
 
 /**
  * The agents whose driver the current fiber runs in (or descends from): set in the driver's context as it starts,
@@ -530,7 +525,9 @@ export const makeFactory: Effect.Effect<
             if ((yield* Ref.get(state)).disposed) return yield* disposedError("compact")
             const instructions = o?.instructions === undefined || o.instructions.trim() === "" ? [] : [o.instructions]
             const ran = yield* Turn.compactionTurn(runtime, instructions)
-            if (!ran) controller.pending = [...(controller.pending ?? []), ...instructions]
+            if (!ran) {
+              yield* Ref.update(state, (s) => ({ ...s, compactionPending: [...(s.compactionPending ?? []), ...instructions] }))
+            }
           }),
         resumeTurn: (o) =>
           Effect.gen(function*() {

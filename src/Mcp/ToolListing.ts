@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { type Tool as SdkTool, ToolSchema } from "@modelcontextprotocol/sdk/types.js"
+import { isRecord } from "../Llm/internal/Unknown.js"
 
 /**
  * A listed tool whose definition the SDK's schema rejects: its name (or `#<index>` when it has
@@ -45,9 +46,6 @@ export const isMalformed = (tool: ListedTool): tool is MalformedTool => "malform
  */
 export const valid = (listing: ReadonlyArray<ListedTool>): ReadonlyArray<SdkTool> =>
   listing.filter((t): t is SdkTool => !isMalformed(t))
-
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
  * Reads one `tools/list` result: each tool checked alone. `undefined` when the page itself is not

@@ -171,7 +171,7 @@ export const chunkEvent = (input: unknown, seq: number, time: number): object | 
  * chunk } }` (the caller vouches for `turn` and `step`: non-negative safe integers); `undefined`
  * when the chunk is not of a covered kind (the generic path then decides). Never throws.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category validation
  */
 export const chunkEventOf = (turn: number, step: number, chunk: unknown, seq: number, time: number): object | undefined => {

@@ -6,14 +6,14 @@
  * their output first with a visible notice (built-in tools and MCP results at 256 KiB, a model
  * step at its output cap).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type * as Json from "../Llm/Json.js"
 
 /**
  * The largest stored event (one JSONL line, one SQLite record), in bytes: 64 MiB.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const MAX_EVENT_BYTES = 64 * 1024 * 1024
@@ -41,7 +41,7 @@ const charsOf = (value: Json.Json, budget: number): number => {
  * The encoded size of `data` when it is over {@link MAX_EVENT_BYTES} (`undefined` when it fits):
  * a walk of its strings, and a serialization only when they could reach the cap.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const oversize = (data: Json.Json): number | undefined => {

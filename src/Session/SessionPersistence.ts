@@ -80,7 +80,7 @@ export interface AppendOptions {
  * caller then runs the effect. `now` lives on the function itself so that a wrapper replacing
  * `append` (to count, delay or fail writes) drops it and every write goes through the wrapper.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Append {
@@ -92,7 +92,7 @@ export interface Append {
  * What `Append.now` did: wrote the batch, could not do it synchronously now (nothing touched), or
  * failed like `append` would.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type AppendNow = "written" | "later" | SessionError

@@ -38,7 +38,6 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
@@ -54,6 +53,7 @@ import { FORMAT_VERSION } from "./SessionEvent.js"
 import type { AppendNow, Loaded, SessionSummary } from "./SessionPersistence.js"
 import { SessionPersistence } from "./SessionPersistence.js"
 import * as Validate from "./Validate.js"
+import { inChildScope } from "../Llm/internal/ChildScope.js"
 
 /**
  * Options of `create`.
@@ -253,14 +253,9 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
         )
     ).pipe(Effect.map((entry) => entry.session))
 
-  /**
-   * Runs `body` in a child of the caller's scope that is closed at once when `body` fails (so a
-   * lock taken before a later step fails is released), else when the caller's scope closes.
-   */
+  /** `body` in its own child scope, closed at once when it fails (a lock taken before a later step fails is released) */
   const guarded = <A>(body: Effect.Effect<A, SessionError, Scope.Scope>): Effect.Effect<A, SessionError, Scope.Scope> =>
-    Effect.flatMap(Effect.scope, (parent) =>
-      Effect.flatMap(Scope.fork(parent, "sequential"), (child) =>
-        Effect.onError(Scope.provide(body, child), (cause) => Scope.close(child, Exit.failCause(cause)))))
+    inChildScope(body)
 
   const create = Effect.fn("SessionStore.create")((options: CreateOptions = {}) =>
     Effect.gen(function*() {

@@ -8,7 +8,7 @@
  * kept `Redacted`), `OTEL_SERVICE_NAME` (default `effect-harness`), `OTEL_SDK_DISABLED=true` (off), and
  * `EFFECT_HARNESS_OTEL_CAPTURE_CONTENT=true` (attach message content to spans: opt-in).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -20,7 +20,7 @@ import type { ExportOptions } from "./Otlp.js"
  * What the export needs (defined beside the exporter, `Otlp.ts`; a type import, so the exporter is still
  * loaded only when an endpoint is set).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type { ExportOptions } from "./Otlp.js"
@@ -44,7 +44,7 @@ const parseHeaders = (raw: string | undefined): Record<string, Redacted.Redacted
 /**
  * The export options the environment asks for, or `undefined` when telemetry is not configured.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const fromEnv = (env: Readonly<Record<string, string | undefined>>): ExportOptions | undefined => {
@@ -62,7 +62,7 @@ export const fromEnv = (env: Readonly<Record<string, string | undefined>>): Expo
 /**
  * The export Layer the environment asks for, or an empty Layer. The exporter module is imported only when needed.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category layers
  */
 export const layerFromEnv = (env: Readonly<Record<string, string | undefined>>): Layer.Layer<never> => {

@@ -3,7 +3,7 @@
  * (`effect/observability/Otlp`: no OpenTelemetry SDK needed at run time). Embedders provide {@link layer} next to
  * their agents; the CLI provides it from the standard `OTEL_*` variables ({@link Config}).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Otlp from "effect/observability/Otlp"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
@@ -29,7 +29,7 @@ export interface ExportOptions {
  * The export Layer: spans, metrics and logs to `<endpoint>/v1/{traces,metrics,logs}`, JSON or protobuf, flushed
  * when the Layer's scope closes. Header values (often keys) are used on the wire only, never logged.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category layers
  */
 export const layer = (options: ExportOptions): Layer.Layer<never> => {

@@ -1,4 +1,3 @@
-// vitest project: integration
 /**
  * `Sse.decodeTranslate` (the fused hot path, issue 17) behaves exactly as
  * `decode` piped into `translate`: same chunks, same output batches, same ending or failure, for
@@ -67,14 +66,14 @@ const same = (wire: Wire, body: Uint8Array, seed: number) =>
     return composed
   })
 
-const fixtures: Array<[Wire, string]> = !FakeProvider.fixturesAbsent("fused-SSE replays of the captured streams")
-  ? (["anthropic", "deepseek", "openai"] as const).flatMap((dir) =>
-    readdirSync(FakeProvider.fixture(dir)).filter((f) => f.endsWith(".sse")).map((f): [Wire, string] => [
+const fixtures: Array<[Wire, string]> = FakeProvider.wireRoots("fused-SSE replays of the captured streams").flatMap((root) =>
+  (["anthropic", "deepseek", "openai"] as const).flatMap((dir) =>
+    readdirSync(FakeProvider.inRoot(root, dir)).filter((f) => f.endsWith(".sse")).map((f): [Wire, string] => [
       dir === "anthropic" ? "anthropic" : "openai",
-      FakeProvider.fixture(`${dir}/${f}`)
+      FakeProvider.inRoot(root, `${dir}/${f}`)
     ])
   )
-  : []
+)
 
 const enc = (s: string) => new TextEncoder().encode(s)
 

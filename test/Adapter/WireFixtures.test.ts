@@ -1,7 +1,7 @@
 // vitest project: integration
 /**
- * Every fixture listed in `../shared/fixtures/wire/INDEX.md`, replayed by the fake provider (body in
- * seeded random pieces) through the REAL adapter over `NodeHttpClient.layerUndici` and the real
+ * Every fixture listed in a wire folder's `INDEX.md` (the project's corpus `test/fixtures/wire/`, and the
+ * captures `../shared/fixtures/wire/` when present), replayed by the fake provider (body in seeded random pieces) through the REAL adapter over `NodeHttpClient.layerUndici` and the real
  * `BlockAssembler.sink`, checked against its `.expected.json`.
  *
  * Why undici: it is `@effect/platform-node`'s native client (the CLI's), and aborting a request
@@ -34,9 +34,10 @@ import * as LlmError from "../../src/Llm/LlmError.js"
 import * as Message from "../../src/Llm/Message.js"
 import * as FakeProvider from "../support/FakeProvider.js"
 
-const names: ReadonlyArray<string> = FakeProvider.fixturesAvailable
-  ? [...readFileSync(FakeProvider.fixture("INDEX.md"), "utf8").matchAll(/^#### `([^`]+)`/gm)].map((m) => m[1] as string)
-  : []
+const roots = FakeProvider.wireRoots("the captured-stream differential replays")
+
+const namesIn = (root: FakeProvider.WireRoot): ReadonlyArray<string> =>
+  [...readFileSync(FakeProvider.inRoot(root, "INDEX.md"), "utf8").matchAll(/^#### `([^`]+)`/gm)].map((m) => m[1] as string)
 
 const genericServers = /openrouter|groq|vllm|gateway|relay|azure/
 
@@ -119,10 +120,10 @@ const checkUsage = (name: string, expected: Expected["usage"], actual: Message.T
   }
 }
 
-const replaySse = (name: string, expected: Expected) =>
+const replaySse = (root: FakeProvider.WireRoot, name: string, expected: Expected) =>
   Effect.gen(function*() {
     const fake = yield* FakeProvider.make({
-      replies: [FakeProvider.sseFile(FakeProvider.fixture(name), { seed: seedOf(name), maxPiece: 48 })]
+      replies: [FakeProvider.sseFile(FakeProvider.inRoot(root, name), { seed: seedOf(name), maxPiece: 48 })]
     })
     const adapter = yield* adapterFor(name, fake.url)
     const { assembled, failure } = yield* outcome(adapter.stream(requestFor(adapter)))
@@ -188,9 +189,9 @@ const replaySse = (name: string, expected: Expected) =>
     expect(assembled.finish).toEqual({ kind: "error", message: finish.message, code, providerCode })
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
-const replayHttp = (name: string, expected: Expected) =>
+const replayHttp = (root: FakeProvider.WireRoot, name: string, expected: Expected) =>
   Effect.gen(function*() {
-    const fake = yield* FakeProvider.make({ replies: [FakeProvider.httpFile(FakeProvider.fixture(name))] })
+    const fake = yield* FakeProvider.make({ replies: [FakeProvider.httpFile(FakeProvider.inRoot(root, name))] })
     const adapter = yield* adapterFor(name, fake.url)
     const { assembled, failure } = yield* outcome(adapter.stream(requestFor(adapter)))
     expect(assembled.blocks).toEqual([])
@@ -203,29 +204,28 @@ const replayHttp = (name: string, expected: Expected) =>
     if (expected.message !== undefined) expect(error.message).toBe(expected.message)
   }).pipe(Effect.provide(NodeHttpClient.layerUndici))
 
-describe("wire fixtures (../shared/fixtures/wire)", () => {
-  it("the fixture folder is present (required under CI=true)", () => {
-    if (!FakeProvider.fixturesAvailable) {
-      if (process.env["CI"] === "true") expect.fail(`fixture folder missing: ${FakeProvider.fixturesDir}`)
-      FakeProvider.fixturesAbsent("wire-fixture replays")
+/** fixtures per folder: the corpus's are counted so a lost file fails; the captures are 46 */
+const counts: Record<string, number> = { corpus: 18, captures: 46 }
+
+for (const root of roots) {
+  describe(`wire fixtures (${root.label}: ${root.dir})`, () => {
+    const names = namesIn(root)
+
+    it("INDEX.md lists every stream and error fixture in the folder", () => {
+      const files = ["deepseek", "openai", "anthropic"].flatMap((dir) =>
+        readdirSync(FakeProvider.inRoot(root, dir))
+          .filter((f) => f.endsWith(".sse") || f.endsWith(".http"))
+          .map((f) => `${dir}/${f}`)
+      )
+      expect([...names].sort()).toEqual(files.sort())
+      expect(names.length).toBe(counts[root.label])
+    })
+
+    for (const name of names) {
+      const expected = JSON.parse(
+        readFileSync(FakeProvider.inRoot(root, name.replace(/\.(sse|http)$/, ".expected.json")), "utf8")
+      ) as Expected
+      it.live(`fixture ${name}`, () => name.endsWith(".sse") ? replaySse(root, name, expected) : replayHttp(root, name, expected))
     }
   })
-
-  it("INDEX.md lists every stream and error fixture in the folder", () => {
-    if (!FakeProvider.fixturesAvailable) return
-    const files = ["deepseek", "openai", "anthropic"].flatMap((dir) =>
-      readdirSync(FakeProvider.fixture(dir))
-        .filter((f) => f.endsWith(".sse") || f.endsWith(".http"))
-        .map((f) => `${dir}/${f}`)
-    )
-    expect([...names].sort()).toEqual(files.sort())
-    expect(names.length).toBe(46)
-  })
-
-  for (const name of names) {
-    const expected = JSON.parse(
-      readFileSync(FakeProvider.fixture(name.replace(/\.(sse|http)$/, ".expected.json")), "utf8")
-    ) as Expected
-    it.live(`fixture ${name}`, () => name.endsWith(".sse") ? replaySse(name, expected) : replayHttp(name, expected))
-  }
-})
+}

@@ -1,8 +1,15 @@
 import { it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Scheduler from "effect/Scheduler"
+import * as Schema from "effect/Schema"
 import { describe, expect } from "vitest"
 import * as Scripted from "../../src/Adapter/Scripted.js"
+import * as ContentBlock from "../../src/Llm/ContentBlock.js"
+import * as Fairness from "../../src/Loop/internal/Fairness.js"
+import * as Scheduling from "../../src/Loop/Scheduling.js"
 import * as TestKit from "../../src/Loop/TestKit.js"
+import * as Tool from "../../src/Loop/Tool.js"
 
 /** One long flat-out stream: a text block of `n` deltas delivered as fast as the adapter can. */
 const longReply = (n: number): Scripted.Reply => [
@@ -15,6 +22,39 @@ const AGENTS = 100
 const REPLY_CHUNKS = 200
 /** `w0 w1 … `: every delta is three characters */
 const REPLY_TEXT_LENGTH = REPLY_CHUNKS * 3
+
+/** A tool that reports whether the agent fiber running it is on the loop's fair scheduler. */
+const probe = (seen: Array<boolean>) =>
+  Tool.make({
+    name: "probe",
+    description: "Reports the scheduler",
+    parameters: Schema.Struct({}),
+    execute: () =>
+      Effect.map(Scheduler.Scheduler, (s) => {
+        seen.push(s === Fairness.scheduler)
+        return [ContentBlock.text("ok")]
+      })
+  })
+
+const probed = (layer: Layer.Layer<never>) =>
+  Effect.gen(function*() {
+    const seen: Array<boolean> = []
+    const t = yield* TestKit.agent({ tools: [probe(seen)] })
+    yield* t.prompt("go")
+    return seen
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(TestKit.layer({ script: [Scripted.call("c1", "probe", "{}"), Scripted.text("done")] })),
+    Effect.provide(layer)
+  )
+
+describe("the fair scheduler is opt-in (issue 28)", () => {
+  it.live("off by default: an embedder's agent runs on Effect's scheduler; Scheduling.layer puts it on the fair one", () =>
+    Effect.gen(function*() {
+      expect(yield* probed(Layer.empty)).toEqual([false])
+      expect(yield* probed(Scheduling.layer)).toEqual([true])
+    }))
+})
 
 describe("event-loop fairness while streaming (issue 20)", () => {
   it.live("a 10 ms timer of the host keeps firing during a flat-out stream", () =>
@@ -31,7 +71,7 @@ describe("event-loop fairness while streaming (issue 20)", () => {
       const elapsed = performance.now() - started
       // bounded, not a speed assertion: a stream that takes more than 50 ms must let a 10 ms timer run at least once
       if (elapsed > 50) expect(ticks).toBeGreaterThan(0)
-    }).pipe(Effect.scoped, Effect.provide(TestKit.layer({ script: [longReply(5_000)] }))), 120_000)
+    }).pipe(Effect.scoped, Effect.provide(TestKit.layer({ script: [longReply(5_000)] })), Effect.provide(Scheduling.layer)), 120_000)
 
   // Many agents at once: every waiter of the event loop shares one turn and one budget. With a clock per waiter
   // (each resumed stream got a fresh budget), N parked streams ran N budgets back to back before a timer could
@@ -62,6 +102,7 @@ describe("event-loop fairness while streaming (issue 20)", () => {
       for (const t of agents) expect((yield* t.texts)[0]?.length).toBe(REPLY_TEXT_LENGTH)
     }).pipe(
       Effect.scoped,
-      Effect.provide(TestKit.layer({ script: Array.from({ length: AGENTS }, () => longReply(REPLY_CHUNKS)) }))
+      Effect.provide(TestKit.layer({ script: Array.from({ length: AGENTS }, () => longReply(REPLY_CHUNKS)) })),
+      Effect.provide(Scheduling.layer)
     ), 120_000)
 })

@@ -27,8 +27,10 @@
  * With an empty queue the server answers 500 `{"error":{"message":"no reply scripted"}}`.
  * `awaitRequests(n)` waits until n requests were received; `awaitClose(i)` until the i-th request's
  * connection closed, telling whether the response was still unfinished (the client went away).
- * Fixture files are read from `../shared/fixtures/wire/` (see {@link fixturesDir}); tests skip when
- * it is absent, except under `CI=true`.
+ * Wire fixtures come from two folders of the same layout ({@link WireRoot}): the project's own corpus in
+ * `test/fixtures/wire/` ({@link corpus}, always there) and the captures recorded from the real providers
+ * beside the repository ({@link captures}: `HARNESS_SHARED_FIXTURES`, else `../shared/fixtures/wire/`), an
+ * extra differential suite that runs when present ({@link wireRoots}).
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -189,8 +191,13 @@ export const timed = (
   headers: options.headers ?? {}
 })
 
-/** The shared fixture folder `../shared/fixtures/wire/` (relative to the repository root). */
-export const fixturesDir: string = fileURLToPath(new URL("../../../shared/fixtures/wire/", import.meta.url))
+/**
+ * The captured fixture folder: `HARNESS_SHARED_FIXTURES` when set (a test of the fresh-clone condition sets
+ * it to a folder that does not exist), else `../shared/fixtures/wire/` beside the repository.
+ */
+export const fixturesDir: string = ((dir) => (dir.endsWith("/") ? dir : `${dir}/`))(
+  process.env["HARNESS_SHARED_FIXTURES"] ?? fileURLToPath(new URL("../../../shared/fixtures/wire/", import.meta.url))
+)
 
 /** `true` when the fixture folder exists. */
 export const fixturesAvailable: boolean = existsSync(`${fixturesDir}INDEX.md`)
@@ -205,8 +212,30 @@ export const fixturesAbsent = (what: string): boolean => {
   return true
 }
 
-/** Absolute path of a fixture, e.g. `fixture("deepseek/text-stop-chat.sse")`. */
+/** Absolute path of a captured fixture, e.g. `fixture("deepseek/text-stop-chat.sse")`. */
 export const fixture = (name: string): string => `${fixturesDir}${name}`
+
+/** A folder of wire fixtures (`<provider>/<name>.sse|.http` + `.expected.json`, listed in `INDEX.md`). */
+export interface WireRoot {
+  /** what test names call it: `corpus` or `captures` */
+  readonly label: string
+  readonly dir: string
+}
+
+/** The project's own wire-format corpus, `test/fixtures/wire/` (written by its `write.ts`). */
+export const corpus: WireRoot = { label: "corpus", dir: fileURLToPath(new URL("../fixtures/wire/", import.meta.url)) }
+
+/** The captured fixtures beside the repository ({@link fixturesDir}). */
+export const captures: WireRoot = { label: "captures", dir: fixturesDir }
+
+/**
+ * The fixture folders a suite replays: the corpus, and the captures when present (when absent, the one
+ * notice of {@link fixturesAbsent} naming `what`).
+ */
+export const wireRoots = (what: string): ReadonlyArray<WireRoot> => fixturesAbsent(what) ? [corpus] : [corpus, captures]
+
+/** Absolute path of a fixture in a folder, e.g. `inRoot(corpus, "deepseek/text-stop.sse")`. */
+export const inRoot = (root: WireRoot, name: string): string => `${root.dir}${name}`
 
 /** An `.sse` fixture as an SSE reply. */
 export const sseFile = (path: string, options: { readonly seed?: number; readonly maxPiece?: number } = {}): Reply =>

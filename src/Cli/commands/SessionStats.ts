@@ -15,7 +15,7 @@
  * - the slowest tool calls (`tool/call` to its `tool/result`), the transport retries (`request/retry`), the
  *   requests that failed (a step without an `assistant/message`), and the compactions (and how many failed).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
@@ -32,7 +32,7 @@ import { addCost } from "../RunSummary.js"
 /**
  * One tool call's duration.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface ToolTiming {
@@ -46,7 +46,7 @@ export interface ToolTiming {
 /**
  * The statistics of one session (the `--json` line, plus `type` and `session`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Stats {
@@ -82,7 +82,7 @@ const SLOWEST = 5
 /**
  * Computes the statistics of a log (pure).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const compute = (events: ReadonlyArray<SessionEvent>): Stats => {
@@ -206,7 +206,7 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" 
 /**
  * A USD amount for people: `$0.0123` (four decimals, more below a hundredth of a cent so it is never `$0.0000`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const usd = (amount: number): string =>
@@ -215,7 +215,7 @@ export const usd = (amount: number): string =>
 /**
  * The statistics as text lines.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const render = (header: SessionHeader, stats: Stats): ReadonlyArray<string> => {
@@ -247,7 +247,7 @@ export const render = (header: SessionHeader, stats: Stats): ReadonlyArray<strin
 /**
  * The closing line of `sessions show`: the session's token and cost totals (`undefined` when nothing was used).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const totalLine = (events: ReadonlyArray<SessionEvent>): string | undefined => {
@@ -261,7 +261,7 @@ export const totalLine = (events: ReadonlyArray<SessionEvent>): string | undefin
 /**
  * Reads a stored session's snapshot from a store backend (the one the other `sessions` commands use).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Reader = (
@@ -272,7 +272,7 @@ export type Reader = (
 /**
  * The `stats` subcommand over a snapshot reader.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category commands
  */
 export const make = (read: Reader) =>

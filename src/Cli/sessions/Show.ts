@@ -62,7 +62,7 @@ export const render = (events: ReadonlyArray<SessionEvent>): string => renderLin
  * The characters of a partial answer shown (64 Ki); the rest is counted, not held (issue 26: a
  * step cut at the output cap, or a log of any size).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const PARTIAL_SHOWN_CHARS = 64 * 1024
@@ -70,7 +70,7 @@ export const PARTIAL_SHOWN_CHARS = 64 * 1024
 /**
  * {@link render} as lines, for a caller that writes them a few at a time.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category rendering
  */
 export const renderLines = (events: ReadonlyArray<SessionEvent>): Array<string> => {

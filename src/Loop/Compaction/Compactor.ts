@@ -68,8 +68,6 @@ export interface Controller {
   readonly tracker: Pressure.Tracker
   /** unknown models already announced by a `model/notice` in this instance */
   readonly noticed: Set<string>
-  /** a manual compaction requested while a turn runs (instructions), taken by the next step */
-  pending: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -82,8 +80,7 @@ export const controller = (options: Options.Resolved, catalog: ModelCatalog.Serv
   options,
   catalog,
   tracker: Pressure.tracker(),
-  noticed: new Set(),
-  pending: undefined
+  noticed: new Set()
 })
 
 /**

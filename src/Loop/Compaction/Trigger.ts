@@ -18,6 +18,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import type { SessionError } from "../../Session/SessionError.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import type * as Hooks from "../Hooks.js"
@@ -82,9 +83,8 @@ export const beforeRequest = (
     if (c === undefined) return Option.none()
     const base = { turn: ctx.turn, turnStartSeq: ctx.turnStartSeq, fixed, signal }
     let outcome: Compactor.Outcome
-    if (c.pending !== undefined) {
-      const instructions = c.pending
-      c.pending = undefined
+    const instructions = yield* Ref.modify(rt.state, (s) => [s.compactionPending, { ...s, compactionPending: undefined }] as const)
+    if (instructions !== undefined) {
       ctx.compactions += 1
       outcome = yield* Compactor.run(rt, c, { ...base, trigger: "manual", instructions })
     } else {

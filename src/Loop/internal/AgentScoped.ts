@@ -7,13 +7,13 @@
  * A single-writer mutable structure: changed only in synchronous sections (`Effect.sync`), so every
  * change is atomic; readers get immutable arrays that never change once returned.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 
 /**
  * One registration.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Entry<A> {
@@ -34,7 +34,7 @@ interface Own<A> {
 /**
  * The registry.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Registry<A> {
@@ -57,7 +57,7 @@ const empty: ReadonlyArray<never> = Object.freeze([])
 /**
  * A fresh, empty registry.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const make = <A>(): Registry<A> => {

@@ -12,7 +12,8 @@
  * Two parts share one process-wide clock ({@link due}: {@link budgetMs} passed since the event loop last
  * got a turn, as far as this module knows):
  *
- * - {@link scheduler}: the scheduler the agent loop's fibers run on. Tasks run in FIFO order in a
+ * - {@link scheduler}: the scheduler the agent loop's fibers run on when `Scheduling.FairScheduler` is on
+ *   (opt-in: it is shared by the whole process; the CLI turns it on). Tasks run in FIFO order in a
  *   microtask while the budget lasts; once it is spent the rest waits for the next event-loop turn (one
  *   shared `setImmediate`, after which timers and I/O callbacks get their chance) and runs there with a
  *   fresh budget. Fibers yield to it every {@link maxOpsBeforeYield} operations, so one fiber that never
@@ -24,15 +25,16 @@
  * party gets a slice of the same budget instead of its own (a per-waiter clock lets N waiters run N
  * budgets back to back in one check phase).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Scheduler from "effect/Scheduler"
+import * as Scheduling from "../Scheduling.js"
 
 /**
  * Main-thread time after which the loop lets the event loop run (milliseconds).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const budgetMs = 4
@@ -40,7 +42,7 @@ export const budgetMs = 4
 /**
  * Operations a fiber on {@link scheduler} runs before it goes back to the queue (a constant, as in v3).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const maxOpsBeforeYield = 2048
@@ -73,7 +75,7 @@ const onNextTurn = (f: () => void): void => {
  * `true` when {@link budgetMs} passed since the event loop last got a turn: the caller should yield
  * ({@link yieldNow}). One `performance.now()`; synchronous, so a hot loop pays no effect for it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const due = (): boolean => performance.now() - lastTurn >= budgetMs
@@ -82,7 +84,7 @@ export const due = (): boolean => performance.now() - lastTurn >= budgetMs
  * Resumes on the next event-loop turn (after timers and I/O callbacks get their chance), together with
  * every other waiter of that turn.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const yieldNow: Effect.Effect<void> = Effect.callback<void>((resume) => {
@@ -178,8 +180,9 @@ class FairScheduler implements Scheduler.Scheduler {
 export const scheduler: Scheduler.Scheduler = new FairScheduler()
 
 /**
- * Runs `self` (and every fiber it forks) on {@link scheduler}: Effect 4 takes the scheduler from the
- * context (`Scheduler.Scheduler` is a `Context.Reference`), so this is `provideService`.
+ * Runs `self` (and every fiber it forks) on {@link scheduler} when `Scheduling.FairScheduler` is on (it is
+ * opt-in, see `Scheduling`), else as it is: Effect 4 takes the scheduler from the context
+ * (`Scheduler.Scheduler` is a `Context.Reference`), so this is `provideService`.
  */
 export const fair = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.provideService(self, Scheduler.Scheduler, scheduler)
+  Effect.flatMap(Scheduling.FairScheduler, (on) => on ? Effect.provideService(self, Scheduler.Scheduler, scheduler) : self)

@@ -10,14 +10,14 @@
  * while the memory of one step (chunks, assembled blocks, the recorded message) stays a few tens of
  * MiB and every event stays under the event cap (`Records.MAX_EVENT_BYTES`) even when escaped.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type { StreamChunk } from "../../Llm/StreamChunk.js"
 
 /**
  * The default cap of one step's streamed output, in bytes (8 MiB).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024
@@ -25,7 +25,7 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 /**
  * The canonical code of a step cut at the output cap.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const CODE = "OUTPUT_LIMIT"
@@ -34,7 +34,7 @@ export const CODE = "OUTPUT_LIMIT"
  * The UTF-8 bytes a chunk adds to a step's output (0 for structure: block starts and ends, usage,
  * finish).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const bytesOf = (chunk: StreamChunk): number => {
@@ -52,7 +52,7 @@ export const bytesOf = (chunk: StreamChunk): number => {
 /**
  * The in-band finish that ends a step cut at the cap.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const finish = (limit: number): StreamChunk => ({
@@ -68,7 +68,7 @@ export const finish = (limit: number): StreamChunk => ({
  * Where a batch passes the cap: the number of its chunks that fit (`cut` when one does not) and
  * the step's byte count after them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const fit = (

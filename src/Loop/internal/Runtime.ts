@@ -33,6 +33,7 @@ import * as StepSignal from "../StepSignal.js"
 import type * as SystemPrompt from "../SystemPrompt.js"
 import type * as ToolRegistry from "../ToolRegistry.js"
 import type * as ToolScheduler from "../ToolScheduler.js"
+import { codeOf } from "../../Llm/internal/Unknown.js"
 
 /**
  * Where the turn enclosure is (S-16): `opening` until `turn/start` committed, `closing` from the
@@ -64,6 +65,8 @@ export interface AgentState {
   /** injections waiting for the enclosure to settle */
   readonly pending: ReadonlyArray<HookContext>
   readonly lastTurn: number
+  /** a manual compaction requested while a turn runs (its instructions), taken by the next step */
+  readonly compactionPending: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -82,7 +85,8 @@ export const initialState = (lastTurn: number): AgentState => ({
   signal: undefined,
   idleWaiters: [],
   pending: [],
-  lastTurn
+  lastTurn,
+  compactionPending: undefined
 })
 
 /**
@@ -193,18 +197,6 @@ export class TurnFailure extends Data.TaggedError("TurnFailure")<{
   readonly code?: string
   readonly cause?: unknown
 }> {}
-
-const codeOf = (value: unknown): string | undefined => {
-  try {
-    if (typeof value === "object" && value !== null && "code" in value) {
-      const code = (value as { readonly code: unknown }).code
-      if (typeof code === "string" && code !== "") return code
-    }
-  } catch {
-    // unreadable: absent
-  }
-  return undefined
-}
 
 /**
  * Message and code of a failure value (T-6 rendering; `code` only when the value carries one).

@@ -3,7 +3,7 @@
  * `execute_tool {name}` per tool call, following the conventions named in `Llm/GenAi.ts`. Each wraps work the loop
  * does anyway, once per turn, request or call; nothing here runs per chunk.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -23,7 +23,7 @@ const noStackTrace = { captureStackTrace: false } as const
  * Wraps one turn in an `invoke_agent` span. Every span opened inside the turn (requests, tools, retries, hooks,
  * compaction, flushes) carries the session id and the turn number too.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category spans
  */
 export const turn = <A, E, R>(
@@ -50,7 +50,7 @@ export const turn = <A, E, R>(
 /**
  * Records how a turn ended on the current (`invoke_agent`) span.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category spans
  */
 export const turnEnded = (reason: { readonly kind: string; readonly code?: string }): Effect.Effect<void> =>
@@ -66,7 +66,7 @@ type Consumed<E> = Option.Option<Result.Result<BlockAssembler.Assembled, E>>
 /**
  * What a request's span also needs from the loop: the price of a usage record, and where a retry is recorded.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface ChatOptions {
@@ -82,7 +82,7 @@ export interface ChatOptions {
  * chunk arrived (`performance.now()` time), which the loop notes once per request. Spans opened inside (retries)
  * carry the step number.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category spans
  */
 export const chat = <E extends { readonly code?: string }, R>(
@@ -186,7 +186,7 @@ type WithResult = { readonly _tag: string; readonly result?: Tool.ToolExecutionR
 /**
  * Wraps the execution of one tool call in an `execute_tool {name}` span and records its duration.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category spans
  */
 export const tool = <S extends WithResult, R>(
@@ -232,7 +232,7 @@ type CompactionOutcome =
  * a turn it is a child of the turn's `invoke_agent` span; a manual compaction while idle runs as its own turn
  * without one (it invokes no agent), so its span is a root naming the session and turn.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category spans
  */
 export const compaction = <O extends CompactionOutcome, E, R>(

@@ -4,7 +4,7 @@
  * before it existed), and each transport-level retry of the request as a `request/retry` event (non-core: a
  * reader without this declaration round-trips it verbatim). `harness sessions stats` totals both.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type { GenerateOptions, TokenUsage } from "../../Llm/Message.js"
@@ -30,7 +30,7 @@ declare module "../../Session/SessionEvent.js" {
 /**
  * `{ cost }` for a request's usage at the catalog's prices, or `{}` when unpriced (spread into an event payload).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const field = (
@@ -45,7 +45,7 @@ export const field = (
 /**
  * An event payload with its request's cost added when priced.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const priced = <D extends { readonly usage?: TokenUsage }>(
@@ -61,7 +61,7 @@ export const priced = <D extends { readonly usage?: TokenUsage }>(
  * The request span's options: the request's price, and each retry logged as `request/retry` in the session
  * (a failed append is logged, not fatal: the request goes on, and the next append reports the session's state).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const chatOptions = (

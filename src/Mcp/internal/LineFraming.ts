@@ -5,13 +5,13 @@
  * and reports it with the JSON-RPC id it carried, read from the line's first or last bytes, so
  * the transport can fail that one call.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 
 /**
  * The largest message a stdio server may send (10 MiB, the SDK's bound).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
@@ -19,7 +19,7 @@ export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 /**
  * A framed line, or an oversized one that was skipped.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Framed =
@@ -47,7 +47,7 @@ const tailId = new RegExp(String.raw`"id"\s*:\s*${ID}\s*(?:,\s*"jsonrpc"\s*:\s*"
 /**
  * The id of a JSON-RPC message from its first and last bytes, when it stands first or last.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const idOf = (head: string, tail: string): string | number | undefined =>
@@ -56,7 +56,7 @@ export const idOf = (head: string, tail: string): string | number | undefined =>
 /**
  * The framing state: {@link LineFraming.append} bytes, get the complete lines.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export class LineFraming {

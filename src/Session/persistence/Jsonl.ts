@@ -144,7 +144,7 @@ export const DEFAULT_MAX_OPEN_FILES = 64
  * log the pool cannot keep open is reopened at each write (an LRU over more logs than it holds
  * misses on every round-robin write), so many agents want as many as the process can spare.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const defaultMaxOpenFiles = (processLimit: number | undefined): number =>

@@ -9,7 +9,7 @@
  * does not match the file), then `Records.Scanner` over the events; the last line without a
  * newline is an incomplete record.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type * as FileSystem from "effect/FileSystem"
 import type * as PlatformError from "effect/PlatformError"
@@ -24,7 +24,7 @@ import * as Records from "./Records.js"
  * A parsed log: the header, the preserved events, how many records a torn tail drops and the
  * bytes to keep (header + preserved events).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface ParsedLog {
@@ -37,7 +37,7 @@ export interface ParsedLog {
 /**
  * The size of one read (1 MiB).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const CHUNK_BYTES = 1024 * 1024
@@ -65,7 +65,7 @@ const isTurnEnd = (line: string): boolean => {
  * The incremental parser: {@link Parser.feed} the bytes in order, then {@link Parser.end}. `feed`
  * answers a failure as soon as the log is known to be unloadable (stop reading then).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export class Parser {
@@ -219,7 +219,7 @@ export class Parser {
 /**
  * Parses a whole log held in memory (the same checks as {@link read}).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const parse = (
@@ -237,7 +237,7 @@ export const parse = (
  * Reads and parses the log at `file` chunk by chunk from an open handle (interruptible between
  * chunks). I/O failures stay `PlatformError`s for the caller to map.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const read = (

@@ -307,7 +307,7 @@ export type ScanResult =
  * holding them, and the scan treats it as a torn record (dropped at the tail, corrupt before a
  * later `turn/end`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const TOO_LARGE: unique symbol = Symbol.for("effect-harness/Session/persistence/Records/TOO_LARGE")
@@ -315,7 +315,7 @@ export const TOO_LARGE: unique symbol = Symbol.for("effect-harness/Session/persi
 /**
  * The largest stored record (one event's line): `EventSize.MAX_EVENT_BYTES` (64 MiB).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const MAX_EVENT_BYTES = EventSize.MAX_EVENT_BYTES
@@ -325,7 +325,7 @@ export const MAX_EVENT_BYTES = EventSize.MAX_EVENT_BYTES
  * records pushed in order. After the first torn record it only asks whether later records are a
  * `turn/end` (which makes the log corrupt instead of torn).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category validation
  */
 export class Scanner {

@@ -685,7 +685,7 @@ const openDatabase = (
  * directory (`0700`) and the file (`0600`) first and switches the database to WAL; a reader
  * (`readOnly`) creates nothing.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const open = (

@@ -22,7 +22,7 @@
  * built-in driver deliberately, and the warning would otherwise reach the CLI's stderr. Every
  * other warning passes through.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -36,7 +36,7 @@ import type { DatabaseSync, StatementSync } from "node:sqlite"
 /**
  * A row: column name → value (`null`, a number, a string, or bytes).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export type Row = { readonly [column: string]: unknown }
@@ -44,7 +44,7 @@ export type Row = { readonly [column: string]: unknown }
 /**
  * A statement parameter.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export type Param = null | number | bigint | string | Uint8Array
@@ -54,7 +54,7 @@ export type Param = null | number | bigint | string | Uint8Array
  * (`SQLITE_FULL`), or Node's own code when the call failed before SQLite ran it
  * (`ERR_INVALID_ARG_TYPE`); `errcode` is SQLite's extended result code when there is one.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category errors
  */
 export class SqliteError extends Data.TaggedError("SqliteError")<{
@@ -67,7 +67,7 @@ export class SqliteError extends Data.TaggedError("SqliteError")<{
 /**
  * Options of a database handle.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface Options {
@@ -82,7 +82,7 @@ export interface Options {
 /**
  * The connection, held exclusively (inside {@link Service.withConnection}).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface Connection {
@@ -101,7 +101,7 @@ export interface Connection {
 /**
  * A database handle.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category models
  */
 export interface Service {
@@ -116,7 +116,7 @@ export interface Service {
 /**
  * The database handle Tag.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category tags
  */
 export class SqliteDatabase extends Context.Service<SqliteDatabase, Service>()(
@@ -126,7 +126,7 @@ export class SqliteDatabase extends Context.Service<SqliteDatabase, Service>()(
 /**
  * How many prepared statements a handle keeps (least recently used dropped first).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constants
  */
 export const STATEMENT_CACHE = 200
@@ -168,7 +168,7 @@ const PRIMARY_CODES: ReadonlyArray<string> = [
  * The canonical name of a SQLite result code (primary or extended): `13` → `SQLITE_FULL`,
  * `1811` (`SQLITE_CONSTRAINT_TRIGGER`) → `SQLITE_CONSTRAINT`.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category utils
  */
 export const codeName = (errcode: number): string => PRIMARY_CODES[errcode & 0xff] ?? `SQLITE_${errcode}`
@@ -176,7 +176,7 @@ export const codeName = (errcode: number): string => PRIMARY_CODES[errcode & 0xf
 /**
  * Wraps what a `node:sqlite` call threw (an `Error` with `errcode`/`errstr` for a SQLite failure).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const fromThrown = (thrown: unknown): SqliteError => {
@@ -290,7 +290,7 @@ const openDatabase = (options: Options): Effect.Effect<DatabaseSync, SqliteError
 /**
  * Opens the database for the scope (closed when the scope closes).
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category constructors
  */
 export const open = (options: Options): Effect.Effect<Service, SqliteError, Scope.Scope> =>
@@ -314,7 +314,7 @@ export const open = (options: Options): Effect.Effect<Service, SqliteError, Scop
 /**
  * The database as a Layer.
  *
- * @since 0.3.0
+ * @since 0.1.0
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<SqliteDatabase, SqliteError> =>

@@ -2,7 +2,8 @@
  * End-to-end (issue 10, DEC-12): stdout carries only JSON Lines under `--json`, whatever the
  * provider answers; diagnostics go to stderr, one line each.
  *
- * Every error response fixture under `../shared/fixtures/wire` is served by the fake provider:
+ * Every error response fixture of the wire folders (the corpus `test/fixtures/wire`, and the captures
+ * `../shared/fixtures/wire` when present) is served by the fake provider:
  * - retryable ones (429, 500, 503, 529) once, then a good answer: exit 0, stdout passes a strict
  *   JSON Lines parser and carries one `notice/retry` line; stderr has the retry's one-line warning.
  *   (The fixtures' `Retry-After` header is dropped so the backoff stays short; body and status are
@@ -44,29 +45,35 @@ const providers: ReadonlyArray<Provider> = [
 
 interface Fixture {
   readonly name: string
+  readonly path: string
   readonly provider: Provider
   readonly status: number
   readonly retryable: boolean
 }
 
-const fixtures: ReadonlyArray<Fixture> = !FakeProvider.fixturesAbsent("end-to-end error-fixture streams")
-  ? providers.flatMap((provider) =>
-    readdirSync(FakeProvider.fixture(provider.dir))
+const fixturesIn = (root: FakeProvider.WireRoot): ReadonlyArray<Fixture> =>
+  providers.flatMap((provider) =>
+    readdirSync(FakeProvider.inRoot(root, provider.dir))
       .filter((f) => /^error-.*\.http$/.test(f))
       .map((f) => {
         const name = `${provider.dir}/${f}`
-        const expected = JSON.parse(readFileSync(FakeProvider.fixture(name.replace(/\.http$/, ".expected.json")), "utf8")) as {
+        const expected = JSON.parse(readFileSync(FakeProvider.inRoot(root, name.replace(/\.http$/, ".expected.json")), "utf8")) as {
           readonly status: number
           readonly retryable: boolean
         }
-        return { name, provider, status: expected.status, retryable: expected.retryable }
+        return { name, path: FakeProvider.inRoot(root, name), provider, status: expected.status, retryable: expected.retryable }
       })
   )
-  : []
 
-/** A captured error response without its `Retry-After` header (the body and status as captured). */
-const served = (name: string): FakeProvider.Reply => {
-  const reply = FakeProvider.httpFile(FakeProvider.fixture(name))
+/** per folder: the statuses of its retryable fixtures, and how many non-retryable ones it has at least */
+const shape: Record<string, { readonly retryable: ReadonlyArray<number>; readonly final: number }> = {
+  corpus: { retryable: [429, 429, 500, 503, 529], final: 6 },
+  captures: { retryable: [429, 429, 429, 500, 503, 529], final: 8 }
+}
+
+/** An error response without its `Retry-After` header (the body and status as written or captured). */
+const served = (fixture: Fixture): FakeProvider.Reply => {
+  const reply = FakeProvider.httpFile(fixture.path)
   if (reply._tag !== "Http") return reply
   const { ["retry-after"]: _dropped, ...headers } = reply.headers
   return { ...reply, headers }
@@ -115,17 +122,19 @@ const run = (fixture: Fixture, replies: ReadonlyArray<FakeProvider.Reply>) =>
     return { result, requests: (yield* fake.requests).length }
   }))
 
-describe.skipIf(!FakeProvider.fixturesAvailable)("harness CLI end to end: clean output streams (issue 10, DEC-12)", () => {
+for (const root of FakeProvider.wireRoots("end-to-end error-fixture streams of the captures")) describe(`harness CLI end to end: clean output streams (issue 10, DEC-12), ${root.label}`, () => {
+  const fixtures = fixturesIn(root)
+
   it.live(
     "[issue 10, DEC-3, DEC-12] every retryable error fixture, then an answer: exit 0, strict JSON Lines with one notice/retry, one warning line on stderr",
     () =>
       Effect.gen(function*() {
         const retryable = fixtures.filter((f) => f.retryable)
-        expect(retryable.map((f) => f.status).sort()).toEqual([429, 429, 429, 500, 503, 529])
+        expect(retryable.map((f) => f.status).sort()).toEqual(shape[root.label]?.retryable)
         yield* Effect.forEach(retryable, (fixture) =>
           Effect.gen(function*() {
             const { requests, result } = yield* run(fixture, [
-              served(fixture.name),
+              served(fixture),
               FakeProvider.sse(Wire.text(fixture.provider.wire, "RECOVERED answer", { input: 5, output: 3, cacheRead: 0 }))
             ])
             const label = `${fixture.name}\n${result.stderr}`
@@ -155,10 +164,10 @@ describe.skipIf(!FakeProvider.fixturesAvailable)("harness CLI end to end: clean 
     () =>
       Effect.gen(function*() {
         const final = fixtures.filter((f) => !f.retryable)
-        expect(final.length).toBeGreaterThanOrEqual(8)
+        expect(final.length).toBeGreaterThanOrEqual(shape[root.label]?.final ?? Infinity)
         yield* Effect.forEach(final, (fixture) =>
           Effect.gen(function*() {
-            const { result } = yield* run(fixture, [served(fixture.name)])
+            const { result } = yield* run(fixture, [served(fixture)])
             const label = `${fixture.name}\n${result.stderr}`
             expect(result.code, label).toBe(3)
             const lines = strictJsonLines(result.stdout)
@@ -179,7 +188,7 @@ describe.skipIf(!FakeProvider.fixturesAvailable)("harness CLI end to end: clean 
       Effect.gen(function*() {
         const fixture = fixtures.find((f) => f.name === "deepseek/error-503-server-overloaded.http")
         expect(fixture).toBeDefined()
-        const { requests, result } = yield* run(fixture!, Array.from({ length: 4 }, () => served(fixture!.name)))
+        const { requests, result } = yield* run(fixture!, Array.from({ length: 4 }, () => served(fixture!)))
         expect(result.code, result.stderr).toBe(3)
         expect(requests).toBe(4)
         const notices = strictJsonLines(result.stdout).filter((l) => l.type === "notice/retry")
