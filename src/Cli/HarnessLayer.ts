@@ -162,6 +162,27 @@ export const routeOf = (choice: ProviderChoice.Choice): string =>
   choice._tag === "Scripted" ? DemoModel.provider : choice.route
 
 /**
+ * The session store over the setup's backend (JSONL or SQLite), alone: what the whole harness uses,
+ * and what a command reads a stored session with before it builds the harness (DEC-16).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const storeLayer = (setup: Pick<Setup, "store" | "storePath">) => {
+  const persistence = setup.store === "sqlite"
+    ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
+    : Jsonl.layer(setup.storePath === undefined ? {} : { root: setup.storePath })
+  return SessionStore.layer.pipe(
+    Layer.provideMerge(persistence.pipe(mapLayerError((e) =>
+      new CliError({
+        message: `cannot open the session store: ${e.message}`,
+        exitCode: e._tag === "SessionError" ? ExitCode.Session : ExitCode.Usage
+      })
+    )))
+  )
+}
+
+/**
  * Builds the whole harness for a setup. The build is `Layer.fresh`: Effect 4 memoizes layers
  * across nested `Effect.provide` calls, and the stateful services here (the adapter registry, the
  * hooks, the session store and its backend, the tool runtime, the agent factory) must never be
@@ -206,17 +227,7 @@ const compose = (
   settings: Settings.Loaded,
   workspace: { readonly trusted: boolean; readonly onProjectWrite: Effect.Effect<void, never, FileSystem.FileSystem> }
 ) => {
-  const persistence = setup.store === "sqlite"
-    ? Sqlite.layer(setup.storePath === undefined ? {} : { filename: setup.storePath })
-    : Jsonl.layer(setup.storePath === undefined ? {} : { root: setup.storePath })
-  const store = SessionStore.layer.pipe(
-    Layer.provideMerge(persistence.pipe(mapLayerError((e) =>
-      new CliError({
-        message: `cannot open the session store: ${e.message}`,
-        exitCode: e._tag === "SessionError" ? ExitCode.Session : ExitCode.Usage
-      })
-    )))
-  )
+  const store = storeLayer(setup)
   const llm = Layer.effectDiscard(
     Effect.gen(function*() {
       const adapter = yield* adapterOf(setup.choice, setup)

@@ -4,8 +4,8 @@
  *
  * A turn is resumable when it is the log's last turn, was opened by a message (or an earlier
  * resume), logged at least one `user/message`, and ended `interrupted` (crash repair, S-23),
- * `disposed` or `aborted{reason: "interrupted"}` (its process or fiber went away). A log whose
- * tail is still open is planned as repair would close it.
+ * `disposed` or `aborted` (its process or fiber went away, or a person stopped it: resuming is an
+ * explicit request to go on). A log whose tail is still open is planned as repair would close it.
  *
  * The plan of a resumable turn `T`:
  * - `fromStep`: one past the last logged step: completed steps and tool results are kept;
@@ -58,14 +58,14 @@ export type Plan =
   }
 
 /**
- * `true` for the end reasons of a turn whose process or fiber went away.
+ * `true` for the end reasons of a turn that stopped before it finished: its process or fiber went
+ * away (`interrupted`, `disposed`, `aborted: interrupted`) or it was cancelled (`aborted`).
  *
  * @since 0.1.0
  * @category guards
  */
 export const isResumable = (reason: TurnEndReason): boolean =>
-  reason.kind === "interrupted" || reason.kind === "disposed" ||
-  (reason.kind === "aborted" && reason.reason === "interrupted")
+  reason.kind === "interrupted" || reason.kind === "disposed" || reason.kind === "aborted"
 
 const nothing = (reason: string): Plan => ({ _tag: "Nothing", reason })
 

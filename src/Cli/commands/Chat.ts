@@ -32,6 +32,7 @@ import * as Stream from "effect/Stream"
 import * as NodeReadline from "node:readline"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as Agent from "../../Loop/Agent.js"
+import type * as Resume from "../../Loop/Resume.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
 import * as CommonOptions from "../CommonOptions.js"
@@ -41,6 +42,7 @@ import * as Logger from "../Logger.js"
 import * as Output from "../Output.js"
 import * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
+import * as SessionRoute from "../SessionRoute.js"
 import * as Signals from "../Signals.js"
 import * as Approval from "../tools/Approval.js"
 import * as TurnOutcome from "../TurnOutcome.js"
@@ -145,6 +147,7 @@ const help = [
   "/new      start a new session",
   "/sessions list stored sessions",
   "/compact [instructions]  summarise the conversation so far to free context",
+  "/resume   continue this session's interrupted turn",
   "/exit     quit"
 ].join("\n")
 
@@ -161,6 +164,7 @@ export const openAgent = (options: {
   readonly args: CommonOptions.Common
   readonly choice: ProviderChoice.Choice
   readonly session: Agent.SessionChoice
+  readonly cwd: string
   readonly model?: string
 }) =>
   Agent.make({
@@ -168,11 +172,40 @@ export const openAgent = (options: {
     model: options.model ?? options.choice.model,
     session: options.session,
     label: "harness",
+    route: SessionRoute.of(options.choice, options.args.store, options.cwd),
     ...CommonOptions.agentLimits(options.args)
   }).pipe(
     Effect.mapError((e) =>
       e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
     )
+  )
+
+/**
+ * `/resume` in a chat: the person decides about each side-effecting call a crash left in doubt
+ * (yes → run it again; no or no answer → the model is told its effect is unknown).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const askInDoubt = (prompt: Approval.Prompt): Resume.InDoubtPolicy => (call) =>
+  prompt(
+    `The ${call.block.name} call ${call.block.id} was cut off by a crash and its effect is unknown. Run it again?`
+  ).pipe(
+    Effect.map((answer): "rerun" | "report" => (answer === undefined || answer === false ? "report" : "rerun")),
+    // a prompt that cannot ask leaves the decision to the model, like no answer
+    Effect.catch(() => Effect.succeed("report" as const))
+  )
+
+/**
+ * Continues the agent's interrupted turn (`/resume`), or says there is none.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const resumeTurn = (agent: Agent.Agent, prompt: Approval.Prompt, say: (line: string) => Effect.Effect<void>) =>
+  agent.resumeTurn({ inDoubt: askInDoubt(prompt) }).pipe(
+    Effect.flatMap((resumed) => resumed ? Effect.void : say("no interrupted turn to resume in this session")),
+    Effect.catch((e) => say(`error: ${e.message}`))
   )
 
 /**
@@ -195,9 +228,12 @@ export const storedSessionLines = Effect.gen(function*() {
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make("chat", CommonOptions.options, (args) =>
+export const command = Command.make("chat", CommonOptions.options, (given) =>
   Effect.scoped(Effect.gen(function*() {
-    const cwd = CommonOptions.cwdOf(args)
+    // DEC-16: a resumed session runs where it ran, unless a flag says otherwise
+    const restored = yield* SessionRoute.restoreFor(given, process.argv.slice(2))
+    const args = restored.flags
+    const cwd = restored.cwd
     const choice = yield* ProviderChoice.resolve(args)
     yield* Run.announce(choice)
     if (process.stdin.isTTY === true && process.stdout.isTTY === true) {
@@ -262,7 +298,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
           const session = fresh ? { _tag: "New", cwd } as const : yield* CommonOptions.sessionChoice(args, cwd)
-          const agent = yield* openAgent({ args, choice, session }).pipe(Scope.provide(scope))
+          const agent = yield* openAgent({ args, choice, session, cwd }).pipe(Scope.provide(scope))
           // one observer per append on the hot path: print, and report how each turn ended
           yield* agent.session.observe((event) => {
             if (event.type !== "turn/end") return printer.observe(event)
@@ -326,6 +362,9 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
               Effect.catch((e) => err(`error: ${e.message}\n`))
             )
             yield* err("› ")
+          } else if (name === "/resume") {
+            yield* resumeTurn(agent, prompt, (line) => err(`${line}\n`))
+            yield* err("› ")
           } else if (name === "/sessions") {
             const lines = yield* storedSessionLines
             yield* err(`${lines.length === 0 ? "no stored sessions" : lines.join("\n")}\n› `)
@@ -356,4 +395,4 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
     yield* program.pipe(Effect.provide(HarnessLayer.layer(setup)))
     const stop = yield* Ref.get(stopped)
     if (stop !== undefined) return yield* new CliError({ message: "", exitCode: Signals.exitCode(stop) })
-  }).pipe(Logger.verbose(args.verbose)))).pipe(Command.withDescription("interactive agent session"))
+  }).pipe(Logger.verbose(given.verbose)))).pipe(Command.withDescription("interactive agent session"))

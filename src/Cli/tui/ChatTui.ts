@@ -23,7 +23,7 @@
  * - Ctrl-C cancels the running turn (a second one while it settles exits); while idle it clears
  *   a non-empty input, else exits. Ctrl-D on an empty input exits after the running turn. Ctrl-T
  *   shows or hides reasoning. SIGTERM / SIGHUP cancel, save and exit 143 / 129 as in line mode.
- * - Slash commands: `/help`, `/model [id]`, `/compact [instructions]`, `/sessions`, `/resume <id>`,
+ * - Slash commands: `/help`, `/model [id]`, `/compact [instructions]`, `/sessions`, `/resume [id]`,
  *   `/new`, `/exit`.
  * - Anything else written to stderr while the UI runs (warnings, diagnostics) is shown as a dim
  *   line in the transcript instead of tearing the screen.
@@ -53,6 +53,7 @@ import * as CommonOptions from "../CommonOptions.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import type * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
+import * as SessionRoute from "../SessionRoute.js"
 import * as Signals from "../Signals.js"
 import * as Approval from "../tools/Approval.js"
 import * as Transcript from "../Transcript.js"
@@ -89,6 +90,7 @@ const HELP = [
   "/compact [instructions]   summarise the conversation so far to free context",
   "/sessions                 list stored sessions",
   "/resume <id>              continue a stored session",
+  "/resume                   continue this session's interrupted turn",
   "/new                      start a new session",
   "/exit                     quit"
 ].join("\n")
@@ -449,7 +451,7 @@ export const run = (context: Context) =>
       const open = (session: Agent.SessionChoice, model: string) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
-          const agent = yield* Chat.openAgent({ args, choice, session, model }).pipe(
+          const agent = yield* Chat.openAgent({ args, choice, session, cwd, model }).pipe(
             Scope.provide(scope),
             Effect.onError(() => Scope.close(scope, Exit.void))
           )
@@ -568,7 +570,12 @@ export const run = (context: Context) =>
                 screen.notice(`model: ${provider}/${screen.model}`)
               }
             } else if (name === "/resume") {
-              if (rest === "") screen.notice("usage: /resume <session id> (see /sessions)", style.yellow)
+              // no id: continue this session's interrupted turn (DEC-16), the screen stays live meanwhile
+              if (rest === "") {
+                yield* Effect.forkChild(
+                  Chat.resumeTurn(agent, prompt, (line) => Effect.sync(() => screen.notice(line, style.yellow)))
+                )
+              }
               else if (rest === agent.id) screen.notice("that is the current session")
               else yield* reopen({ _tag: "Resume", id: rest }, screen.model, false)
             } else yield* reopen({ _tag: "New", cwd }, screen.model, false)
@@ -591,6 +598,6 @@ export const run = (context: Context) =>
     yield* Effect.sleep("50 millis") // one render frame (pi-tui renders at most every 16 ms)
     yield* Effect.sync(() => screen.stop())
     const stop = yield* Ref.get(stopped)
-    yield* Effect.sync(() => void process.stderr.write(`resume with: harness chat --resume ${id}\n`))
+    yield* Effect.sync(() => void process.stderr.write(`${SessionRoute.hint("chat", id, args.store)}\n`))
     if (stop !== undefined) return yield* new CliError({ message: "", exitCode: Signals.exitCode(stop) })
   }).pipe(Effect.scoped)
