@@ -7,7 +7,7 @@
  * request reaches the session's server (the route was restored), a bash call whose result was
  * logged never runs twice and one in doubt runs twice only under `--in-doubt rerun` (a marker file
  * per call counts executions), and every request after resuming is rebuilt from the log alone.
- * 16 moments per store by default; `HARNESS_STRESS=1` runs 100 per store.
+ * 10 moments per store by default (8 evenly spread over the turn, 2 seeded); `HARNESS_STRESS=1` runs 100 per store.
  *
  * Also: the hint printed after a SQLite run stopped by SIGTERM resumes it exactly as printed.
  */
@@ -29,7 +29,7 @@ import * as StepServer from "../../support/StepServer.js"
 
 const TIMEOUT = 600_000
 const stress = process.env["HARNESS_STRESS"] === "1"
-const MOMENTS = stress ? 100 : 16
+const MOMENTS = stress ? 100 : 10
 const ANSWER = "ALL DONE: the bash calls ran and out.txt is written."
 
 const steps: ReadonlyArray<StepServer.Step> = [
@@ -45,7 +45,7 @@ const steps: ReadonlyArray<StepServer.Step> = [
     id: "c2",
     name: "write",
     text: "Now I write the file with some content that takes a while to stream. ",
-    args: JSON.stringify({ path: "out.txt", content: "hello from the resumed turn\n".repeat(8) })
+    args: JSON.stringify({ file_path: "out.txt", content: "hello from the resumed turn\n".repeat(8) })
   },
   { _tag: "Call", id: "c3", name: "bash", text: "One more quick command. ", args: JSON.stringify({ command: "echo run >> runs/c3" }) },
   { _tag: "Text", text: ANSWER }
@@ -95,7 +95,7 @@ const rebuiltProblems = (
   url: string
 ): Effect.Effect<ReadonlyArray<string>> =>
   Effect.gen(function*() {
-    const resolved = yield* Effect.orDie(OpenAiCompatible.resolve({ provider: "openai-compatible", baseUrl: `${url}/v1` }))
+    const resolved = yield* Effect.orDie(OpenAiCompatible.resolve({ profile: "generic", baseUrl: `${url}/v1` }))
     const resumedAt = events.findIndex((e) => e.type === "turn/start" && e.data.trigger.kind === "resume")
     const seqFrom = events[resumedAt]?.seq ?? Number.MAX_SAFE_INTEGER
     const rebuilt = Reconstruct.reconstruct(events)
@@ -162,9 +162,16 @@ const runMoment = (
     const events = yield* logOf(home, store, id!)
     for (const call of ["c1", "c3"]) {
       const n = executions(work, call)
-      expect(n, `moment ${killAfter}: ${call}`).toBeGreaterThanOrEqual(1)
-      if (logged.has(call) || inDoubt === "report") expect(n, `moment ${killAfter}: ${call} ran twice`).toBe(1)
-      else expect(n).toBeLessThanOrEqual(2)
+      const where = `moment ${killAfter}: ${call}`
+      // a logged result says it ran; a call in doubt that was only reported may have run or not
+      if (realResult(events, call)) expect(n, where).toBeGreaterThanOrEqual(1)
+      // a logged result never runs again; a call in doubt runs again only when the policy said so
+      const rerun = events.some((e) =>
+        e.type === "tool/in-doubt" && e.data.callId === call && e.data.decision === "rerun" && e.data.by === "policy"
+      )
+      if (logged.has(call) || !rerun) expect(n, `${where} ran twice`).toBeLessThanOrEqual(1)
+      else expect(n, where).toBeLessThanOrEqual(2)
+      if (rerun) expect(inDoubt).toBe("rerun")
     }
     // the write ran when its result is logged; a write in doubt that was only reported may not have
     if (realResult(events, "c2")) {
