@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as OpenAiCompatible from "../../../src/Adapter/OpenAiCompatible.js"
 import * as Json from "../../../src/Llm/Json.js"
-import type { SessionId } from "../../../src/Llm/Message.js"
+import * as Message from "../../../src/Llm/Message.js"
 import * as Reconstruct from "../../../src/Session/Reconstruct.js"
 import * as Repair from "../../../src/Session/Repair.js"
 import * as ResumePlan from "../../../src/Session/ResumePlan.js"
@@ -66,7 +66,7 @@ const eventLines = (stdout: string): number =>
 const logOf = (home: string, store: "jsonl" | "sqlite", id: string): Effect.Effect<ReadonlyArray<SessionEvent>> =>
   store === "jsonl"
     ? Effect.sync(() => Cli.readLog(Cli.sessionLogs(home).find((f) => f.includes(id))!).events)
-    : Effect.flatMap(SessionPersistence, (p) => p.snapshot(id as SessionId)).pipe(
+    : Effect.flatMap(SessionPersistence, (p) => p.snapshot(Message.sessionId(id))).pipe(
       Effect.map((loaded) => loaded.events),
       Effect.provide(Sqlite.layer({ filename: join(home, "sessions.sqlite") })),
       Effect.scoped,
@@ -98,9 +98,11 @@ const rebuiltProblems = (
     const resolved = yield* Effect.orDie(OpenAiCompatible.resolve({ profile: "generic", baseUrl: `${url}/v1` }))
     const resumedAt = events.findIndex((e) => e.type === "turn/start" && e.data.trigger.kind === "resume")
     const seqFrom = events[resumedAt]?.seq ?? Number.MAX_SAFE_INTEGER
-    const rebuilt = Reconstruct.reconstruct(events)
-      .filter((s) => s.stepStartSeq > seqFrom && s.request !== undefined)
-      .map((s) => Json.canonical(OpenAiCompatible.buildBody(resolved, { ...s.request!, sessionId }) as Json.Json))
+    const rebuilt = Reconstruct.reconstruct(events).flatMap((s) =>
+      s.stepStartSeq > seqFrom && s.request !== undefined
+        ? [Json.canonical(OpenAiCompatible.buildBody(resolved, { ...s.request, sessionId: Message.sessionId(sessionId) }) as Json.Json)]
+        : []
+    )
     const wanted = bodies.map((b) => Json.canonical(b as Json.Json))
     const problems: Array<string> = []
     let k = 0
@@ -244,4 +246,37 @@ describe("harness CLI end to end: a turn survives its process (DEC-16)", () => {
         expect(resumed).toBeGreaterThan(MOMENTS / 2)
       }), TIMEOUT)
   }
+
+  it.live("a gateway session on SQLite stopped by SIGTERM: the printed hint resumes it as printed, on the session's route", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const home = yield* Cli.tempDir("harness-hint-home-")
+      const work = yield* Cli.tempDir("harness-hint-ws-")
+      const answer = `${"a long streamed answer ".repeat(40)}THE END`
+      const server = yield* StepServer.make([{ _tag: "Text", text: answer }], { frameDelayMs: 15 })
+      const opts = { cwd: work, home, timeoutMs: 60_000 }
+      const route = ["--provider", "openai-compatible", "--model", "m", "--base-url", `${server.url}/v1`]
+      const child = yield* Cli.spawnCli(["run", "--store", "sqlite", ...route, "tell me a long story"], opts)
+      yield* child.waitFor("stdout", (out) => out.includes("a long streamed answer a long"))
+      yield* child.kill("SIGTERM")
+      const stopped = yield* child.result
+      expect(stopped.code, stopped.stderr).toBe(143)
+      const hint = Cli.linesOf(stopped.stderr).find((l) => l.startsWith("resume with: "))
+      expect(hint).toMatch(/^resume with: harness run --resume \S+ --store sqlite$/)
+      const argv = hint!.slice("resume with: harness ".length).split(" ")
+      const before = server.requests().length
+      // exactly as printed: no route flags, no prompt
+      const resumed = yield* Cli.runCli(argv, opts)
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.stdout).toContain("THE END")
+      const requests = server.requests().slice(before)
+      expect(requests).toHaveLength(1)
+      expect(requests[0]?.path).toBe("/v1/chat/completions")
+      expect(requests[0]?.body).toMatchObject({ model: "m" })
+      // a flag overrides the logged route with one notice
+      const id = argv[2]!
+      const other = yield* Cli.runCli(["run", "--resume", id, "--store", "sqlite", "--model", "other", "and then?"], opts)
+      expect(other.code, other.stderr).toBe(0)
+      expect(Cli.linesOf(other.stderr)).toContain("effect-harness: --model other overrides the session's model m")
+      expect(server.requests().at(-1)?.body).toMatchObject({ model: "other" })
+    })), TIMEOUT)
 })
