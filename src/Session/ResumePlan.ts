@@ -21,7 +21,7 @@
  */
 import type { CallId, ToolCallBlock } from "../Llm/ContentBlock.js"
 import * as Repair from "./Repair.js"
-import type { SessionEvent, TurnEndReason } from "./SessionEvent.js"
+import type { EventOf, SessionEvent, TurnEndReason } from "./SessionEvent.js"
 
 /**
  * A tool call of the interrupted turn without a real result.
@@ -69,7 +69,7 @@ export const isResumable = (reason: TurnEndReason): boolean =>
 
 const nothing = (reason: string): Plan => ({ _tag: "Nothing", reason })
 
-const isSynthetic = (event: Extract<SessionEvent, { type: "tool/result" }>): boolean =>
+const isSynthetic = (event: EventOf<"tool/result">): boolean =>
   event.data.isError && event.data.error?.code === Repair.interruptedError.code &&
   event.data.error.name === Repair.interruptedError.name
 
@@ -91,7 +91,7 @@ export const plan = (events: ReadonlyArray<SessionEvent>): Plan => {
     }
   }
   if (start < 0) return nothing("the session has no turn")
-  const opened = log[start] as Extract<SessionEvent, { type: "turn/start" }>
+  const opened = log[start] as EventOf<"turn/start">
   const turn = opened.data.turn
   // a resumed turn: its history starts at the first `turn/start` with this number
   for (let i = start - 1; i >= 0; i--) {
@@ -101,7 +101,7 @@ export const plan = (events: ReadonlyArray<SessionEvent>): Plan => {
       start = i
     }
   }
-  const first = log[start] as Extract<SessionEvent, { type: "turn/start" }>
+  const first = log[start] as EventOf<"turn/start">
   if (first.data.trigger.kind !== "message") return nothing(`turn ${turn} was not opened by a prompt`)
   let ended: TurnEndReason | undefined
   let prompted = false

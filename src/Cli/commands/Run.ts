@@ -269,7 +269,7 @@ export const command = Command.make(
     ),
     inDoubt: Flag.Literals("in-doubt", ["report", "rerun"] as const).pipe(
       Flag.withDescription(
-        "resuming without a prompt: report (default) tells the model a side-effecting tool call cut off by a crash has an unknown effect; rerun runs it again"
+        "resuming without a prompt: report tells the model a side-effecting tool call cut off by a crash has an unknown effect, rerun runs it again (default: the settings' \"resume.inDoubtTools\", else report)"
       ),
       CommandDoc.fromSettings(Config.Literals(["report", "rerun"] as const, "inDoubtTools").pipe(Config.nested("resume"))),
       Flag.withDefault("report" as const)
