@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Agent from "../Loop/Agent.js"
+import type * as Resume from "../Loop/Resume.js"
 import type { SessionSummary } from "../Session/SessionPersistence.js"
 import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
@@ -17,6 +18,7 @@ import { ExitCode } from "./ExitCode.js"
 import * as HarnessLayer from "./HarnessLayer.js"
 import * as Output from "./Output.js"
 import * as ProviderChoice from "./ProviderChoice.js"
+import * as SessionRoute from "./SessionRoute.js"
 import * as Signals from "./Signals.js"
 import * as Approval from "../Policy/Approval.js"
 
@@ -119,6 +121,7 @@ export const help = [
   "/new      start a new session",
   "/sessions list stored sessions",
   "/compact [instructions]  summarise the conversation so far to free context",
+  "/resume   continue this session's interrupted turn",
   "/exit     quit"
 ].join("\n")
 
@@ -135,6 +138,7 @@ export const openAgent = (options: {
   readonly args: CommonOptions.Common
   readonly choice: ProviderChoice.Choice
   readonly session: Agent.SessionChoice
+  readonly cwd: string
   readonly model?: string
 }) =>
   Agent.make({
@@ -142,11 +146,40 @@ export const openAgent = (options: {
     model: options.model ?? options.choice.model,
     session: options.session,
     label: "harness",
+    route: SessionRoute.of(options.choice, options.args.store, options.cwd),
     ...CommonOptions.agentLimits(options.args)
   }).pipe(
     Effect.mapError((e) =>
       e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
     )
+  )
+
+/**
+ * `/resume` in a chat: the person decides about each side-effecting call a crash left in doubt
+ * (yes → run it again; no or no answer → the model is told its effect is unknown).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const askInDoubt = (prompt: Approval.Prompt): Resume.InDoubtPolicy => (call) =>
+  prompt(
+    `The ${call.block.name} call ${call.block.id} was cut off by a crash and its effect is unknown. Run it again?`
+  ).pipe(
+    Effect.map((answer): "rerun" | "report" => (answer === undefined || answer === false ? "report" : "rerun")),
+    // a prompt that cannot ask leaves the decision to the model, like no answer
+    Effect.catch(() => Effect.succeed("report" as const))
+  )
+
+/**
+ * Continues the agent's interrupted turn (`/resume`), or says there is none.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const resumeTurn = (agent: Agent.Agent, prompt: Approval.Prompt, say: (line: string) => Effect.Effect<void>) =>
+  agent.resumeTurn({ inDoubt: askInDoubt(prompt) }).pipe(
+    Effect.flatMap((resumed) => resumed ? Effect.void : say("no interrupted turn to resume in this session")),
+    Effect.catch((e) => say(`error: ${e.message}`))
   )
 
 /**

@@ -4,8 +4,8 @@
  *
  * A turn is resumable when it is the log's last turn, was opened by a message (or an earlier
  * resume), logged at least one `user/message`, and ended `interrupted` (crash repair, S-23),
- * `disposed` or `aborted{reason: "interrupted"}` (its process or fiber went away). A log whose
- * tail is still open is planned as repair would close it.
+ * `disposed` or `aborted` (its process or fiber went away, or a person stopped it: resuming is an
+ * explicit request to go on). A log whose tail is still open is planned as repair would close it.
  *
  * The plan of a resumable turn `T`:
  * - `fromStep`: one past the last logged step: completed steps and tool results are kept;
@@ -21,7 +21,7 @@
  */
 import type { CallId, ToolCallBlock } from "../Llm/ContentBlock.js"
 import * as Repair from "./Repair.js"
-import type { SessionEvent, TurnEndReason } from "./SessionEvent.js"
+import type { EventOf, SessionEvent, TurnEndReason } from "./SessionEvent.js"
 
 /**
  * A tool call of the interrupted turn without a real result.
@@ -58,18 +58,18 @@ export type Plan =
   }
 
 /**
- * `true` for the end reasons of a turn whose process or fiber went away.
+ * `true` for the end reasons of a turn that stopped before it finished: its process or fiber went
+ * away (`interrupted`, `disposed`, `aborted: interrupted`) or it was cancelled (`aborted`).
  *
  * @since 0.1.0
  * @category guards
  */
 export const isResumable = (reason: TurnEndReason): boolean =>
-  reason.kind === "interrupted" || reason.kind === "disposed" ||
-  (reason.kind === "aborted" && reason.reason === "interrupted")
+  reason.kind === "interrupted" || reason.kind === "disposed" || reason.kind === "aborted"
 
 const nothing = (reason: string): Plan => ({ _tag: "Nothing", reason })
 
-const isSynthetic = (event: Extract<SessionEvent, { type: "tool/result" }>): boolean =>
+const isSynthetic = (event: EventOf<"tool/result">): boolean =>
   event.data.isError && event.data.error?.code === Repair.interruptedError.code &&
   event.data.error.name === Repair.interruptedError.name
 
@@ -91,7 +91,7 @@ export const plan = (events: ReadonlyArray<SessionEvent>): Plan => {
     }
   }
   if (start < 0) return nothing("the session has no turn")
-  const opened = log[start] as Extract<SessionEvent, { type: "turn/start" }>
+  const opened = log[start] as EventOf<"turn/start">
   const turn = opened.data.turn
   // a resumed turn: its history starts at the first `turn/start` with this number
   for (let i = start - 1; i >= 0; i--) {
@@ -101,7 +101,7 @@ export const plan = (events: ReadonlyArray<SessionEvent>): Plan => {
       start = i
     }
   }
-  const first = log[start] as Extract<SessionEvent, { type: "turn/start" }>
+  const first = log[start] as EventOf<"turn/start">
   if (first.data.trigger.kind !== "message") return nothing(`turn ${turn} was not opened by a prompt`)
   let ended: TurnEndReason | undefined
   let prompted = false

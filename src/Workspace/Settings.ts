@@ -89,7 +89,7 @@ export interface Loaded {
  * @since 0.1.0
  * @category models
  */
-export type Defaults = Pick<SettingsFile.Settings, "provider" | "model" | "store" | "colour">
+export type Defaults = Pick<SettingsFile.Settings, "provider" | "model" | "store" | "colour" | "resume">
 
 /**
  * Nothing configured.
@@ -221,6 +221,7 @@ export const merge = (
     if (s.model !== undefined) defaults.model = s.model
     if (s.store !== undefined) defaults.store = s.store
     if (s.colour !== undefined) defaults.colour = s.colour
+    if (s.resume !== undefined) defaults.resume = { ...defaults.resume, ...s.resume }
   }
   return { files: files.map((f) => f.source.display), hooks, rules, defaultMode, stopHookLimit, defaults, warnings }
 }

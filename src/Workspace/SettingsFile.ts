@@ -87,7 +87,9 @@ export const SettingsSchema = Schema.Struct({
   provider: Schema.optionalKey(Schema.Literals(providers)),
   model: Schema.optionalKey(NonEmptyString),
   store: Schema.optionalKey(Schema.Literals(["jsonl", "sqlite"])),
-  colour: Schema.optionalKey(Schema.Literals(colourChoices))
+  colour: Schema.optionalKey(Schema.Literals(colourChoices)),
+  /** DEC-16: what a headless resume does with a side-effecting tool call a crash left in doubt */
+  resume: Schema.optionalKey(Schema.Struct({ inDoubtTools: Schema.optionalKey(Schema.Literals(["report", "rerun"])) }))
 })
 
 /**
@@ -120,7 +122,8 @@ export const knownKeys: ReadonlySet<string> = new Set([
   "provider",
   "model",
   "store",
-  "colour"
+  "colour",
+  "resume"
 ])
 
 /**

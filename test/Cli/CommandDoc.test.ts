@@ -24,7 +24,12 @@ describe("CommandDoc (issue 15)", () => {
     expect(flag(run, "--continue")).toMatchObject({ aliases: ["-c"], value: undefined, optional: true })
     expect(flag(run, "--allowed-tools")).toMatchObject({ value: "text", optional: false, repeated: true })
     expect(flag(run, "--max-steps")).toMatchObject({ value: "integer", optional: true, fromSettings: false })
-    expect(run.args).toEqual([{ name: "prompt", description: "the prompt, or - to read it from stdin", optional: false, variadic: false }])
+    expect(run.args).toEqual([{
+      name: "prompt",
+      description: "the prompt, or - to read it from stdin; none with --resume: continue its interrupted turn",
+      optional: true,
+      variadic: false
+    }])
     expect(command("sessions", "fork").args.map((a) => a.name)).toEqual(["id"])
     expect(CommandDoc.term(flag(run, "--yes")!)).toBe("(-y, --yes)")
     expect(CommandDoc.usage(command("models"))).toBe("[--json]")

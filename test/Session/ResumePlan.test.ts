@@ -37,12 +37,12 @@ const continued = (plan: ResumePlan.Plan) => {
 const done = [turnStart(1), userMessage("one"), stepStart(1, 1), assistant(1, 1, [text("a")]), stepEnd(1, 1), turnEnd(1)]
 
 describe("ResumePlan", () => {
-  it.effect("nothing to resume: empty log, a completed turn, a cancelled turn, an injection turn", () =>
+  it.effect("nothing to resume: empty log, a completed or failed turn, an injection turn", () =>
     Effect.gen(function*() {
       expect(ResumePlan.plan([])._tag).toBe("Nothing")
       expect(ResumePlan.plan(yield* repaired(done))._tag).toBe("Nothing")
-      const cancelled = [...done.slice(0, 5), turnEnd(1, { kind: "aborted", reason: "cancelled" })]
-      expect(ResumePlan.plan(yield* repaired(cancelled))._tag).toBe("Nothing")
+      const failed = [...done.slice(0, 5), turnEnd(1, { kind: "error", step: 1, message: "boom" })]
+      expect(ResumePlan.plan(yield* repaired(failed))._tag).toBe("Nothing")
       expect(ResumePlan.plan(yield* repaired([turnStart(1, "injection")]))._tag).toBe("Nothing")
       // the crash came before the prompt was logged: nothing to continue
       expect(ResumePlan.plan(yield* repaired([turnStart(1)]))).toMatchObject({ _tag: "Nothing", reason: "turn 1 logged no prompt" })
@@ -142,11 +142,14 @@ describe("ResumePlan", () => {
       expect(after.calls.map((c) => c.block.id)).toEqual(["b"])
     }))
 
-  it.effect("a disposed or fiber-interrupted turn is resumable too", () =>
+  it.effect("a disposed, fiber-interrupted or cancelled turn is resumable too", () =>
     Effect.gen(function*() {
       const base = [turnStart(1), userMessage("u"), stepStart(1, 1), chunk(1, 1, "x"), stepEnd(1, 1)]
       expect(ResumePlan.plan(yield* repaired([...base, turnEnd(1, { kind: "disposed" })]))._tag).toBe("Continue")
       expect(ResumePlan.plan(yield* repaired([...base, turnEnd(1, { kind: "aborted", reason: "interrupted" })]))._tag).toBe(
+        "Continue"
+      )
+      expect(ResumePlan.plan(yield* repaired([...base, turnEnd(1, { kind: "aborted", reason: "cancelled" })]))._tag).toBe(
         "Continue"
       )
     }))

@@ -39,6 +39,7 @@ import * as Logger from "../Logger.js"
 import * as Output from "../Output.js"
 import * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
+import * as SessionRoute from "../SessionRoute.js"
 import * as Signals from "../Signals.js"
 import * as Approval from "../../Policy/Approval.js"
 import * as TurnOutcome from "../TurnOutcome.js"
@@ -55,9 +56,12 @@ const { interrupt, help, err, setupOf, stopAgent, endOfInput, forwardStops, open
  * @since 0.1.0
  * @category commands
  */
-export const command = Command.make("chat", CommonOptions.options, (args) =>
+export const command = Command.make("chat", CommonOptions.options, (given) =>
   Effect.scoped(Effect.gen(function*() {
-    const cwd = CommonOptions.cwdOf(args)
+    // DEC-16: a resumed session runs where it ran, unless a flag says otherwise
+    const restored = yield* SessionRoute.restoreFor(given, process.argv.slice(2))
+    const args = restored.flags
+    const cwd = restored.cwd
     const choice = yield* ProviderChoice.resolve(args)
     yield* Run.announce(choice)
     if (process.stdin.isTTY === true && process.stdout.isTTY === true) {
@@ -122,7 +126,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
           const session = fresh ? { _tag: "New", cwd } as const : yield* CommonOptions.sessionChoice(args, cwd)
-          const agent = yield* openAgent({ args, choice, session }).pipe(Scope.provide(scope))
+          const agent = yield* openAgent({ args, choice, session, cwd }).pipe(Scope.provide(scope))
           // one observer per append on the hot path: print, and report how each turn ended
           yield* agent.session.observe((event) => {
             if (event.type !== "turn/end") return printer.observe(event)
@@ -186,6 +190,9 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
               Effect.catch((e) => err(`error: ${e.message}\n`))
             )
             yield* err("› ")
+          } else if (name === "/resume") {
+            yield* ChatSession.resumeTurn(agent, prompt, (line) => err(`${line}\n`))
+            yield* err("› ")
           } else if (name === "/sessions") {
             const lines = yield* storedSessionLines
             yield* err(`${lines.length === 0 ? "no stored sessions" : lines.join("\n")}\n› `)
@@ -216,4 +223,4 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
     yield* program.pipe(Effect.provide(HarnessLayer.layer(setup)))
     const stop = yield* Ref.get(stopped)
     if (stop !== undefined) return yield* new CliError({ message: "", exitCode: Signals.exitCode(stop) })
-  }).pipe(Logger.verbose(args.verbose)))).pipe(Command.withDescription("interactive agent session"))
+  }).pipe(Logger.verbose(given.verbose)))).pipe(Command.withDescription("interactive agent session"))

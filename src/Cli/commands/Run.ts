@@ -1,5 +1,8 @@
 /**
  * `harness run [options] <prompt>`: one turn to completion. The prompt `-` reads stdin.
+ * `harness run --resume <id>` without a prompt continues the session's interrupted turn (DEC-16);
+ * `--resume`/`--continue` restore the session's provider, model, base URL and directory
+ * (`SessionRoute`), flags override them with a notice.
  *
  * `--output-format` (DEC-10, `docs/cli-json.md`):
  * - `text` (default): the assistant's text streams to stdout, tool activity plus a final usage
@@ -17,6 +20,7 @@ import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Option from "effect/Option"
@@ -26,6 +30,7 @@ import { identity } from "../../Adapter/HttpEdge.js"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as Retry from "../../Llm/Retry.js"
 import * as Agent from "../../Loop/Agent.js"
+import type * as Resume from "../../Loop/Resume.js"
 import * as ToolRegistry from "../../Loop/ToolRegistry.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
@@ -39,6 +44,7 @@ import * as Output from "../Output.js"
 import * as ProviderChoice from "../ProviderChoice.js"
 import * as RunSummary from "../RunSummary.js"
 import * as SaveCheck from "../SaveCheck.js"
+import * as SessionRoute from "../SessionRoute.js"
 import * as Signals from "../Signals.js"
 import * as ApprovalPrompt from "../ApprovalPrompt.js"
 import * as Approval from "../../Policy/Approval.js"
@@ -101,7 +107,10 @@ export const runOnce = (options: {
   readonly common: CommonOptions.Common
   readonly choice: ProviderChoice.Choice
   readonly cwd: string
-  readonly prompt: string
+  /** the prompt of a new turn; absent: continue the session's interrupted turn (DEC-16) */
+  readonly prompt: string | undefined
+  /** what the resumed turn does with a side-effecting call in doubt (default `report`) */
+  readonly inDoubt?: Resume.InDoubtPolicy
   /** `true` = `stream-json` (kept for callers of the boolean form) */
   readonly json: boolean
   readonly format?: OutputFormat
@@ -127,6 +136,7 @@ export const runOnce = (options: {
       model: options.choice.model,
       session,
       label: "harness",
+      route: SessionRoute.of(options.choice, options.common.store, options.cwd),
       ...CommonOptions.agentLimits(options.common)
     }).pipe(Effect.mapError((e) =>
       e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
@@ -151,16 +161,33 @@ export const runOnce = (options: {
     yield* agent.session.observe((event) =>
       Effect.andThen(printer.observe(event), Ref.update(summary, (s) => RunSummary.step(s, event)))
     )
-    yield* agent.send([ContentBlock.text(options.prompt)]).pipe(
-      Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage }))
-    )
+    const prompt = options.prompt
+    if (prompt !== undefined) {
+      yield* agent.send([ContentBlock.text(prompt)]).pipe(
+        Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage }))
+      )
+    }
     const firstStop = yield* Ref.make(Option.none<Signals.Stop>())
     const cancelOnStop = Queue.take(stops).pipe(
       Effect.tap((stop) => Ref.set(firstStop, Option.some(stop))),
       Effect.tap(() => Signals.armHardExit),
       Effect.flatMap((stop) => agent.cancel(Signals.reason(stop)))
     )
-    yield* Effect.raceFirst(agent.whenIdle, Effect.andThen(cancelOnStop, Effect.never))
+    const work: Effect.Effect<void, CliError> = prompt !== undefined ? agent.whenIdle : Effect.flatMap(
+      agent.resumeTurn({ inDoubt: options.inDoubt ?? "report" }).pipe(
+        Effect.mapError((e) =>
+          e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
+        )
+      ),
+      (resumed) =>
+        resumed ? Effect.void : Effect.fail(
+          new CliError({
+            message: `error: session ${agent.id} has no interrupted turn to resume; give a prompt to continue it`,
+            exitCode: ExitCode.Usage
+          })
+        )
+    )
+    yield* Effect.raceFirst(work, Effect.andThen(cancelOnStop, Effect.never))
     const saved = yield* Effect.result(SaveCheck.ensureSaved(agent.id))
     const folded = yield* Ref.get(summary)
     return {
@@ -241,20 +268,42 @@ export const command = Command.make(
       ),
       Flag.optional
     ),
-    prompt: Argument.String("prompt").pipe(Argument.withDescription("the prompt, or - to read it from stdin"))
+    inDoubt: Flag.Literals("in-doubt", ["report", "rerun"] as const).pipe(
+      Flag.withDescription(
+        "resuming without a prompt: report tells the model a side-effecting tool call cut off by a crash has an unknown effect, rerun runs it again (default: the settings' \"resume.inDoubtTools\", else report)"
+      ),
+      CommandDoc.fromSettings(Config.Literals(["report", "rerun"] as const, "inDoubtTools").pipe(Config.nested("resume"))),
+      Flag.withDefault("report" as const)
+    ),
+    prompt: Argument.String("prompt").pipe(
+      Argument.withDescription("the prompt, or - to read it from stdin; none with --resume: continue its interrupted turn"),
+      Argument.optional
+    )
   },
   (args) =>
     Effect.gen(function*() {
-      const cwd = CommonOptions.cwdOf(args)
       const format = yield* Result.match(formatOf(args), {
         onFailure: (message) => Effect.fail(new CliError({ message: `error: ${message}`, exitCode: ExitCode.Usage })),
         onSuccess: Effect.succeed
       })
       yield* CommonOptions.validate(args)
-      const choice = yield* ProviderChoice.resolve(args)
-      const prompt = args.prompt === "-" ? yield* readStdin : args.prompt
-      if (prompt.trim() === "") return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
-      const interactive = process.stdin.isTTY === true && args.prompt !== "-"
+      const given = Option.getOrUndefined(args.prompt)
+      if (given === undefined && Option.isNone(args.resume) && !args.continue) {
+        return yield* new CliError({
+          message: "error: missing prompt (give one, or --resume <id> to continue an interrupted turn)",
+          exitCode: ExitCode.Usage
+        })
+      }
+      // DEC-16: a resumed session runs where it ran, unless a flag says otherwise
+      const restored = yield* SessionRoute.restoreFor(args, process.argv.slice(2))
+      const flags = restored.flags
+      const cwd = restored.cwd
+      const choice = yield* ProviderChoice.resolve(flags)
+      const prompt = given === "-" ? yield* readStdin : given
+      if (prompt !== undefined && prompt.trim() === "") {
+        return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
+      }
+      const interactive = process.stdin.isTTY === true && given !== "-"
       const approval = Approval.modeFor({ yes: args.yes, interactive })
       // start-up questions need a person on both ends of the terminal
       const consent = interactive && process.stderr.isTTY === true
@@ -271,14 +320,20 @@ export const command = Command.make(
         sandbox: CommonOptions.sandboxOf(args),
         ...CommonOptions.settingsOf(args)
       }
-      const result = yield* runOnce({ common: args, choice, cwd, prompt, json: format === "stream-json", format }).pipe(
-        Effect.provide(HarnessLayer.layer(setup))
-      )
+      const result = yield* runOnce({
+        common: flags,
+        choice,
+        cwd,
+        prompt,
+        inDoubt: args.inDoubt,
+        json: format === "stream-json",
+        format
+      }).pipe(Effect.provide(HarnessLayer.layer(setup)))
       if (format !== "text") {
         const line = RunSummary.resultLine({ ...result, saveError: result.saveFailure?.message })
         Output.processSinks.stdout(`${JSON.stringify(line)}\n`)
       } else if (result.saveFailure === undefined) {
-        Output.processSinks.stderr(`resume with: harness run --resume ${result.sessionId}\n`)
+        Output.processSinks.stderr(`${SessionRoute.hint("run", result.sessionId, args.store)}\n`)
       }
       if (result.saveFailure !== undefined) return yield* result.saveFailure
       const outcome = report(result)

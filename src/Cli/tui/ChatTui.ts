@@ -23,7 +23,7 @@
  * - Ctrl-C cancels the running turn (a second one while it settles exits); while idle it clears
  *   a non-empty input, else exits. Ctrl-D on an empty input exits after the running turn. Ctrl-T
  *   shows or hides reasoning. SIGTERM / SIGHUP cancel, save and exit 143 / 129 as in line mode.
- * - Slash commands: `/help`, `/model [id]`, `/compact [instructions]`, `/sessions`, `/resume <id>`,
+ * - Slash commands: `/help`, `/model [id]`, `/compact [instructions]`, `/sessions`, `/resume [id]`,
  *   `/new`, `/exit`.
  * - Anything else written to stderr while the UI runs (warnings, diagnostics) is shown as a dim
  *   line in the transcript instead of tearing the screen.
@@ -53,9 +53,11 @@ import * as ChatSession from "../ChatSession.js"
 import * as CommonOptions from "../CommonOptions.js"
 import * as Mcp from "../../Mcp/Mcp.js"
 import * as DataDir from "../../Session/persistence/DataDir.js"
+import * as ResumePlan from "../../Session/ResumePlan.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import type * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
+import * as SessionRoute from "../SessionRoute.js"
 import * as Signals from "../Signals.js"
 import * as ApprovalPrompt from "../ApprovalPrompt.js"
 import * as Approval from "../../Policy/Approval.js"
@@ -527,7 +529,7 @@ export const run = (context: Context) =>
       const open = (session: Agent.SessionChoice, model: string) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
-          const agent = yield* ChatSession.openAgent({ args, choice, session, model }).pipe(
+          const agent = yield* ChatSession.openAgent({ args, choice, session, cwd, model }).pipe(
             Scope.provide(scope),
             Effect.onError(() => Scope.close(scope, Exit.void))
           )
@@ -674,7 +676,14 @@ export const run = (context: Context) =>
             })
           }
           if (name === "/resume") {
-            if (rest === "") return yield* resumePicker(undefined)
+            if (rest === "") {
+              // this session's interrupted turn first (DEC-16); the screen stays live meanwhile
+              const plan = ResumePlan.plan(yield* Effect.orElseSucceed(agent.session.events, () => []))
+              if (plan._tag === "Nothing") return yield* resumePicker(undefined)
+              return yield* Effect.asVoid(Effect.forkChild(
+                ChatSession.resumeTurn(agent, prompt, (line) => Effect.sync(() => screen.notice(line, style.yellow)))
+              ))
+            }
             if (rest === agent.id) return screen.notice("that is the current session")
             const found = Info.resolvePrefix(yield* ChatSession.storedSessions, rest)
             if (found._tag === "One") return yield* reopen({ _tag: "Resume", id: found.id }, screen.model, false)
@@ -739,6 +748,6 @@ export const run = (context: Context) =>
     yield* Effect.sleep("50 millis") // one render frame (pi-tui renders at most every 16 ms)
     yield* Effect.sync(() => screen.stop())
     const stop = yield* Ref.get(stopped)
-    yield* Effect.sync(() => void process.stderr.write(`resume with: harness chat --resume ${id}\n`))
+    yield* Effect.sync(() => void process.stderr.write(`${SessionRoute.hint("chat", id, args.store)}\n`))
     if (stop !== undefined) return yield* new CliError({ message: "", exitCode: Signals.exitCode(stop) })
   }).pipe(Effect.scoped)

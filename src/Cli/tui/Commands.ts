@@ -41,7 +41,7 @@ export interface Command {
 export const commands: ReadonlyArray<Command> = [
   { name: "help", description: "this help" },
   { name: "model", args: "[id]", description: "pick or switch the model (the session goes on)" },
-  { name: "resume", args: "[id prefix]", description: "pick a stored session, or continue the one this id prefix names" },
+  { name: "resume", args: "[id prefix]", description: "continue this session's interrupted turn, else pick a stored session; or continue the one this id prefix names" },
   { name: "sessions", description: "list stored sessions" },
   { name: "new", description: "start a new session" },
   { name: "clear", description: "clear the screen and start a new session" },
