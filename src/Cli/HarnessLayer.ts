@@ -86,6 +86,8 @@ export interface Setup {
   readonly consentPrompt?: WorkspaceTrust.Ask | undefined
   /** `--allow-home-workspace` */
   readonly allowHomeWorkspace?: boolean | undefined
+  /** `--cache-ttl`: the Anthropic prompt-cache TTL (default 5 minutes) */
+  readonly cacheTtl?: "5m" | "1h" | undefined
 }
 
 /**
@@ -144,7 +146,7 @@ const adapterOf = (choice: ProviderChoice.Choice, setup: Setup) =>
         const made: Effect.Effect<LlmAdapter, unknown, never> = choice.provider === "anthropic"
           ? apiKey === undefined
             ? Effect.fail("ANTHROPIC_API_KEY is not set")
-            : Anthropic.make({ apiKey, baseUrl: choice.baseUrl })
+            : Anthropic.make({ apiKey, baseUrl: choice.baseUrl, promptCache: { ttl: setup.cacheTtl ?? "5m" } })
           // no client provided: the adapter uses its own undici client (DefaultHttpClient)
           : OpenAiCompatible.make(ProviderChoice.adapterOptions(choice))
         return yield* Effect.mapError(made, (e) => usage(`invalid provider configuration: ${String(e)}`))
