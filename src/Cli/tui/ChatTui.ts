@@ -47,6 +47,7 @@ import * as Stream from "effect/Stream"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type * as Agent from "../../Loop/Agent.js"
+import * as CacheNotice from "../CacheNotice.js"
 import { CliError } from "../CliError.js"
 import * as Chat from "../commands/Chat.js"
 import * as CommonOptions from "../CommonOptions.js"
@@ -238,6 +239,13 @@ class Screen {
       parts.push(`ctx ${Math.round((100 * context) / this.facts.contextWindow)}% of ${Math.round(this.facts.contextWindow / 1000)}k`)
       const cost = total === undefined ? undefined : ModelCatalog.costOf(this.facts, total)
       if (cost !== undefined) parts.push(`$${cost.toFixed(4)}`)
+      // prompt caching (issue 30): the session's hit rate, and what it saved when the model is priced
+      const reported = total !== undefined && (total.cacheReadTokens !== undefined || total.cacheWriteTokens !== undefined)
+      const rate = total === undefined || !reported ? undefined : ModelCatalog.hitRate(total)
+      if (rate !== undefined && total !== undefined) {
+        const saved = this.facts.pricing === undefined ? undefined : ModelCatalog.cacheSavings(this.facts.pricing, total)
+        parts.push(`cache ${(rate * 100).toFixed(0)}% hit${saved === undefined ? "" : ` (saved $${saved.toFixed(4)})`}`)
+      }
     }
     return wrapAll([s.dim(parts.join(" · "))], width)
   }
@@ -508,6 +516,16 @@ export const run = (context: Context) =>
           )
         )
 
+      // issue 30: an action that breaks a warm prompt cache asks first (tokens and cost of re-sending them)
+      const confirmBreak = (action: string) =>
+        Effect.flatMap(CacheNotice.warning(agent.session, { provider, model: screen.model }, action), (question) =>
+          question === undefined
+            ? Effect.succeed(true)
+            : Effect.map(prompt(question), (answer) => {
+              if (answer !== true) screen.notice("left as it is: the cache stays warm")
+              return answer === true
+            }))
+
       while (true) {
         const input = yield* Effect.raceFirst(Queue.take(interrupts), Queue.take(inputs))
         const status = yield* agent.status
@@ -545,6 +563,7 @@ export const run = (context: Context) =>
             continue
           }
           if (name === "/compact") {
+            if (!(yield* confirmBreak("compacting"))) continue
             screen.notice("compacting…")
             yield* agent.compact(rest === "" ? {} : { instructions: rest }).pipe(
               Effect.catch((e) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red)))
@@ -563,6 +582,7 @@ export const run = (context: Context) =>
             }
             if (name === "/model") {
               if (rest === "") screen.notice(`model: ${provider}/${screen.model}`)
+              else if (rest !== screen.model && !(yield* confirmBreak(`switching to ${rest}`))) continue
               else {
                 yield* reopen({ _tag: "Resume", id: agent.id }, rest, true)
                 screen.notice(`model: ${provider}/${screen.model}`)

@@ -1,8 +1,8 @@
 /**
  * Issue 30 over the spawned CLI: an Anthropic run against the simulated Anthropic cache. The request bodies
- * carry `cache_control` breakpoints (5 minutes by default, `ttl: "1h"` with `--cache-ttl 1h` and the beta
- * header); `sessions stats --json` reports the hit rate and savings the fake server's usage gives, exactly; the
- * `--json` result line and `sessions show` show them too.
+ * carry `cache_control` breakpoints (5 minutes by default, `ttl: "1h"` with `--cache-ttl 1h`); `sessions stats
+ * --json` reports the hit rate and savings the fake server's usage gives, exactly; the `--json` result line and
+ * `sessions show` show them too; switching model on resume prints the cache-break notice first.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -88,7 +88,16 @@ describe("prompt caching over the spawned CLI (issue 30)", () => {
       expect(show.stdout).toMatch(/prompt cache: reuses ~\d+ of ~\d+ tokens of the previous request/)
       expect(show.stdout).toMatch(/cache hit \d+\.\d %/)
 
-      // --cache-ttl 1h: every breakpoint asks for an hour, with the extended-TTL beta header
+      // switching model on resume: one stderr line says the cache breaks, with the tokens re-sent, before the request
+      const switched = yield* Cli.runCli(
+        ["run", "--yes", "--provider", "anthropic", "--base-url", server.url, "--resume", id, "--model", "claude-opus-4-5", "More?"],
+        opts
+      )
+      expect(switched.code, switched.stderr).toBe(0)
+      expect(switched.stderr).toMatch(/prompt cache break \(model-changed\): this request re-sends ~\d+ tokens \(~\$[\d.]+ more than cached\)/)
+      expect(switched.stdout).not.toContain("prompt cache")
+
+      // --cache-ttl 1h: every breakpoint asks for an hour (the adapter adds the extended-TTL beta header)
       const hour = yield* Cli.runCli(
         ["run", "--yes", "--json", "--provider", "anthropic", "--base-url", server.url, "--cache-ttl", "1h", "Again?"],
         opts
