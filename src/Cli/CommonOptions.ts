@@ -105,6 +105,10 @@ export const options = {
     Flag.withDescription("the model's context window in tokens (overrides the built-in model catalog)"),
     Flag.optional
   ),
+  cacheTtl: Flag.Literals("cache-ttl", ["5m", "1h"] as const).pipe(
+    Flag.withDescription("Anthropic prompt-cache lifetime: 5m (default) or 1h (cache writes cost 2x input instead of 1.25x)"),
+    Flag.optional
+  ),
   yes: CommandDoc.boolean("yes").pipe(
     Flag.withAlias("y"),
     Flag.withDescription("answer yes to every approval question (deny rules and plan mode still apply)")
@@ -161,6 +165,7 @@ export interface Common {
   readonly maxSteps: Option.Option<number>
   readonly maxOutputBytes?: Option.Option<number>
   readonly contextWindow: Option.Option<number>
+  readonly cacheTtl?: Option.Option<"5m" | "1h">
   readonly yes: boolean
   readonly mcpConfig?: ReadonlyArray<string>
   readonly noSandbox?: boolean
@@ -185,12 +190,14 @@ export const settingsOf = (common: Common): {
   readonly noHooks: boolean
   readonly cliRules: ReadonlyArray<Settings.RuleEntry>
   readonly allowHomeWorkspace: boolean
+  readonly cacheTtl: "5m" | "1h" | undefined
 } => ({
   permissionMode: Option.getOrUndefined(common.permissionMode),
   settingsFile: Option.getOrUndefined(common.settings),
   noHooks: common.noHooks,
   cliRules: cliRules(common),
-  allowHomeWorkspace: common.allowHomeWorkspace === true
+  allowHomeWorkspace: common.allowHomeWorkspace === true,
+  cacheTtl: Option.getOrUndefined(common.cacheTtl ?? Option.none())
 })
 
 /**

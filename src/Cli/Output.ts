@@ -21,6 +21,7 @@ import type * as Message from "../Llm/Message.js"
 import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import type * as Retry from "../Llm/Retry.js"
 import type { SessionEvent } from "../Session/SessionEvent.js"
+import * as CacheNotice from "./CacheNotice.js"
 import * as RunSummary from "./RunSummary.js"
 import * as Signals from "./Signals.js"
 import * as TerminalText from "../Tools/TerminalText.js"
@@ -169,6 +170,15 @@ export const make = (
           case "compact/summary":
             if (event.data.cost !== undefined) cost = (cost ?? 0) + event.data.cost
             break
+          case "request/cache": {
+            // issue 30: a request that breaks the warm cache says so before it is sent
+            const line = CacheNotice.breakLine(event.data, model?.pricing)
+            if (line !== undefined) {
+              endLine()
+              sinks.stderr(`${line}\n`)
+            }
+            break
+          }
           case "compact/start":
             endLine()
             compactStarted = event.time

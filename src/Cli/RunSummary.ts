@@ -12,6 +12,7 @@
  */
 import type * as ContentBlock from "../Llm/ContentBlock.js"
 import type * as Message from "../Llm/Message.js"
+import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import type { SessionEvent, TurnEndReason } from "../Session/SessionEvent.js"
 
 /**
@@ -30,7 +31,11 @@ export interface Summary {
   readonly reason: TurnEndReason | undefined
   /** USD at the catalog's prices, summed over the priced requests (`undefined`: none was priced) */
   readonly cost?: number | undefined
+  /** USD prompt caching saved at the built-in catalog's prices (`ModelCatalog.cacheSavings`; `undefined`: unpriced) */
+  readonly saved?: number | undefined
 }
+
+const catalog = ModelCatalog.unsafeMake()
 
 /**
  * Nothing seen yet.
@@ -88,11 +93,19 @@ export const step = (summary: Summary, event: SessionEvent): Summary => {
         ...summary,
         usage: event.data.usage === undefined ? summary.usage : addUsage(summary.usage, event.data.usage),
         cost: addCost(summary.cost, event.data.cost),
+        saved: addCost(
+          summary.saved,
+          ModelCatalog.requestSavings(catalog, event.data.provenance.provider, event.data.provenance.model, event.data.usage)
+        ),
         lastText: event.data.content.flatMap((b) => b.type === "text" ? [(b as ContentBlock.TextBlock).text] : []).join(""),
         stepText: ""
       }
     case "compact/summary":
-      return { ...summary, cost: addCost(summary.cost, event.data.cost) }
+      return {
+        ...summary,
+        cost: addCost(summary.cost, event.data.cost),
+        saved: addCost(summary.saved, ModelCatalog.requestSavings(catalog, event.data.provider, event.data.model, event.data.usage))
+      }
     case "turn/end":
       return { ...summary, reason: event.data.reason }
     default:
@@ -151,6 +164,7 @@ export const resultLine = (options: {
     duration_ms: options.durationMs,
     num_steps: summary.steps,
     cost: summary.cost ?? null,
+    cache: { hit_rate: ModelCatalog.hitRate(summary.usage) ?? null, saved: summary.saved ?? null },
     turn_end_reason: summary.reason ?? null,
     ...(options.saveError === undefined ? {} : { error: options.saveError })
   }

@@ -109,7 +109,8 @@ export const builtIn: ReadonlyArray<Entry> = Object.freeze([
   entry("deepseek", "deepseek-chat", 128_000, 8_192, { inputPerMTok: 0.28, outputPerMTok: 0.42, cacheReadPerMTok: 0.028 }),
   entry("deepseek", "deepseek-reasoner", 128_000, 65_536, { inputPerMTok: 0.28, outputPerMTok: 0.42, cacheReadPerMTok: 0.028 }),
   // Anthropic: https://docs.anthropic.com/en/docs/about-claude/pricing and "Models overview", as listed in late 2025
-  // (cacheWrite = 5-minute cache write); 200K context
+  // (cacheWrite = 5-minute cache write, 1.25x input; a 1-hour write is 2x input and is priced here at the 5-minute
+  // rate, since the usage record does not split writes by TTL); 200K context
   entry("anthropic", "claude-sonnet-4-5", 200_000, 64_000, {
     inputPerMTok: 3,
     outputPerMTok: 15,
@@ -301,3 +302,47 @@ export const requestCost = (
  * @category utils
  */
 export const roundUsd = (usd: number): number => Math.round(usd * 1e10) / 1e10
+
+/**
+ * What prompt caching saved on one request in USD at these prices: cache reads at the input price minus their
+ * read price, less the premium of cache writes over the input price (a write costs more than plain input, so a
+ * request that only writes saves a negative amount; the next request's reads pay it back).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const cacheSavings = (pricing: Pricing, usage: TokenUsage): number =>
+  ((usage.cacheReadTokens ?? 0) * (pricing.inputPerMTok - (pricing.cacheReadPerMTok ?? pricing.inputPerMTok)) -
+    (usage.cacheWriteTokens ?? 0) * ((pricing.cacheWritePerMTok ?? pricing.inputPerMTok) - pricing.inputPerMTok)) /
+  1_000_000
+
+/**
+ * {@link cacheSavings} of one request at a catalog's prices, rounded like {@link requestCost}; `undefined` when
+ * the model is unpriced or there is no usage.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const requestSavings = (
+  catalog: Service,
+  provider: string,
+  model: string,
+  usage: TokenUsage | undefined
+): number | undefined => {
+  if (usage === undefined) return undefined
+  const pricing = pricingOf(catalog, provider, model)
+  return pricing === undefined ? undefined : roundUsd(cacheSavings(pricing, usage))
+}
+
+/**
+ * The cache hit rate of a usage record: cached input / total input (input + cache reads + cache writes);
+ * `undefined` when there is no input.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const hitRate = (usage: TokenUsage): number | undefined => {
+  const read = usage.cacheReadTokens ?? 0
+  const total = usage.inputTokens + read + (usage.cacheWriteTokens ?? 0)
+  return total === 0 ? undefined : read / total
+}

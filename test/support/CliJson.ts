@@ -33,6 +33,7 @@ export const ResultLine = Schema.Struct({
   duration_ms: Count,
   num_steps: Count,
   cost: Schema.NullOr(Schema.Number),
+  cache: Schema.Struct({ hit_rate: Schema.NullOr(Schema.Number), saved: Schema.NullOr(Schema.Number) }),
   turn_end_reason: Schema.NullOr(Schema.StructWithRest(Schema.Struct({ kind: Schema.String }), [Schema.Record(Schema.String, Schema.Unknown)])),
   error: Schema.optional(Schema.String)
 })

@@ -13,7 +13,11 @@
  *   `compact/start` to `compact/end`; `harness` = the rest (prompt assembly, hooks, persistence, approvals);
  *   `hooks` = the command hooks' own durations (`hook/result`), part of `harness` or `tools`;
  * - the slowest tool calls (`tool/call` to its `tool/result`), the transport retries (`request/retry`), the
- *   requests that failed (a step without an `assistant/message`), and the compactions (and how many failed).
+ *   requests that failed (a step without an `assistant/message`), and the compactions (and how many failed);
+ * - prompt caching (issue 30): the hit rate (cache reads / all input: input + cache reads + cache writes), the
+ *   money caching saved at the model catalog's prices (`ModelCatalog.cacheSavings`: reads at the input price less
+ *   their price, less the write premium; `null` when no request was priced) and the cache breaks the
+ *   `request/cache` events attribute, by cause.
  *
  * @since 0.1.0
  */
@@ -22,6 +26,8 @@ import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import type { TokenUsage } from "../../Llm/Message.js"
+import * as ModelCatalog from "../../Llm/ModelCatalog.js"
+import type * as CacheAttribution from "../../Session/CacheAttribution.js"
 import type { SessionEvent, SessionHeader } from "../../Session/SessionEvent.js"
 import type { CliError } from "../CliError.js"
 import * as CommandDoc from "../CommandDoc.js"
@@ -74,6 +80,14 @@ export interface Stats {
   readonly retries: number
   readonly failedRequests: number
   readonly compactions: { readonly total: number; readonly failed: number }
+  readonly cache: {
+    /** cache reads / all input tokens, `null` when there was no input */
+    readonly hitRate: number | null
+    /** USD saved against no caching, `null` when no request was priced */
+    readonly saved: number | null
+    /** requests whose cached prefix broke, by cause */
+    readonly breaks: Readonly<Partial<Record<CacheAttribution.Cause, number>>>
+  }
 }
 
 /** How many slow tool calls are listed. */
@@ -85,12 +99,19 @@ const SLOWEST = 5
  * @since 0.1.0
  * @category utils
  */
-export const compute = (events: ReadonlyArray<SessionEvent>): Stats => {
+export const compute = (events: ReadonlyArray<SessionEvent>, catalog: ModelCatalog.Service = builtIn): Stats => {
   const tokens = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
   let cost: number | undefined
+  let saved: number | undefined
   let unpriced = 0
-  const addUsage = (usage: TokenUsage | undefined, logged: number | undefined) => {
+  const breaks: Partial<Record<CacheAttribution.Cause, number>> = {}
+  const addUsage = (
+    usage: TokenUsage | undefined,
+    logged: number | undefined,
+    route: { readonly provider: string; readonly model: string }
+  ) => {
     if (usage === undefined) return
+    saved = addCost(saved, ModelCatalog.requestSavings(catalog, route.provider, route.model, usage))
     tokens.input += usage.inputTokens
     tokens.cacheRead += usage.cacheReadTokens ?? 0
     tokens.cacheWrite += usage.cacheWriteTokens ?? 0
@@ -136,7 +157,7 @@ export const compute = (events: ReadonlyArray<SessionEvent>): Stats => {
       case "assistant/message":
         if (stepStart !== undefined && !answered) time.model += e.time - stepStart
         answered = true
-        addUsage(e.data.usage, e.data.cost)
+        addUsage(e.data.usage, e.data.cost, e.data.provenance)
         break
       case "step/end":
         if (stepStart !== undefined && !answered) {
@@ -164,7 +185,10 @@ export const compute = (events: ReadonlyArray<SessionEvent>): Stats => {
         compactStart = e.time
         break
       case "compact/summary":
-        addUsage(e.data.usage, e.data.cost)
+        addUsage(e.data.usage, e.data.cost, e.data)
+        break
+      case "request/cache":
+        if (e.data.cause !== undefined) breaks[e.data.cause] = (breaks[e.data.cause] ?? 0) + 1
         break
       case "compact/end":
         if (compactStart !== undefined) time.compaction += e.time - compactStart
@@ -196,8 +220,36 @@ export const compute = (events: ReadonlyArray<SessionEvent>): Stats => {
     slowestTools,
     retries,
     failedRequests,
-    compactions: { total: compactions, failed: failedCompactions }
+    compactions: { total: compactions, failed: failedCompactions },
+    cache: {
+      hitRate: ModelCatalog.hitRate({ inputTokens: tokens.input, outputTokens: 0, cacheReadTokens: tokens.cacheRead, cacheWriteTokens: tokens.cacheWrite }) ?? null,
+      saved: saved ?? null,
+      breaks
+    }
   }
+}
+
+const builtIn = ModelCatalog.unsafeMake()
+
+/**
+ * A hit rate for people: `97.8 %`.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const percent = (rate: number): string => `${(rate * 100).toFixed(1)} %`
+
+/**
+ * The cache line of the statistics: hit rate, money saved, breaks by cause.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const cacheLine = (cache: Stats["cache"]): string => {
+  const breaks = Object.entries(cache.breaks).map(([cause, n]) => `${cause} ${n}`)
+  return `cache: hit rate ${cache.hitRate === null ? "n/a" : percent(cache.hitRate)} · saved ${
+    cache.saved === null ? "unknown (no request was priced)" : usd(cache.saved)
+  } · breaks ${breaks.length === 0 ? "none" : breaks.join(", ")}`
 }
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)}s`
@@ -229,6 +281,7 @@ export const render = (header: SessionHeader, stats: Stats): ReadonlyArray<strin
     `${plural(stats.turns, "turn")}, ${plural(stats.steps, "step")}`,
     `tokens: input ${t.input} · cache read ${t.cacheRead} · cache write ${t.cacheWrite} · output ${t.output} (${t.reasoning} reasoning)`,
     `cost: ${cost}`,
+    cacheLine(stats.cache),
     `time: ${seconds(time.total)} total = model ${seconds(time.model)} · tools ${seconds(time.tools)} · compaction ${
       seconds(time.compaction)
     } · harness ${seconds(time.harness)} (command hooks ${seconds(time.hooks)})`,

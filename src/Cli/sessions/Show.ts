@@ -10,7 +10,10 @@
  * @since 0.1.0
  */
 import type { SessionEvent, TurnEndReason } from "../../Session/SessionEvent.js"
+import * as ModelCatalog from "../../Llm/ModelCatalog.js"
+import type * as CacheAttribution from "../../Session/CacheAttribution.js"
 import * as Surface from "../../Session/Surface.js"
+import * as SessionStats from "../commands/SessionStats.js"
 import * as TerminalText from "../../Tools/TerminalText.js"
 import * as Transcript from "../Transcript.js"
 import * as Title from "./Title.js"
@@ -24,6 +27,27 @@ const indent = (text: string, prefix = "  "): string =>
  * @since 0.1.0
  * @category utils
  */
+
+/**
+ * The line a `request/cache` event shows: how much of the request its predecessor cached, and a break's cause
+ * and place (issue 30).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const cacheNote = (a: CacheAttribution.Attribution): string => {
+  const reuse = `~${a.prefixTokens} of ~${a.requestTokens} tokens`
+  if (a.cause === undefined) {
+    return a.prefixBytes === 0 && a.divergence === undefined
+      ? `prompt cache: first request (~${a.requestTokens} tokens)`
+      : `prompt cache: reuses ${reuse} of the previous request`
+  }
+  const d = a.divergence
+  const where = d === undefined
+    ? ""
+    : ` at ${d.part}${d.messageIndex === undefined ? "" : ` message ${d.messageIndex}`}${d.eventSeq === undefined ? "" : ` (event #${d.eventSeq})`}`
+  return `CACHE BREAK (${a.cause})${where}: reuses ${reuse}`
+}
 export const endWords = (reason: TurnEndReason): string => {
   switch (reason.kind) {
     case "completed":
@@ -121,7 +145,13 @@ export const renderLines = (events: ReadonlyArray<SessionEvent>): Array<string> 
         answered = true
         push(`assistant [${e.data.provenance.provider}/${e.data.provenance.model}]:`)
         if (e.data.content.length > 0) push(indent(Transcript.renderBlocks(e.data.content)))
-        if (e.data.usage !== undefined) push(indent(`usage: ${Transcript.renderUsage(e.data.usage)}`))
+        if (e.data.usage !== undefined) {
+          const rate = ModelCatalog.hitRate(e.data.usage)
+          push(indent(`usage: ${Transcript.renderUsage(e.data.usage)}${rate === undefined ? "" : ` · cache hit ${SessionStats.percent(rate)}`}`))
+        }
+        break
+      case "request/cache":
+        push(indent(cacheNote(e.data)))
         break
       case "tool/result":
         push(indent(`${e.data.isError ? "✗ FAILED" : "✓"} ${e.data.callId}:`), indent(Transcript.renderBlocks(e.data.content, 600), "    "))

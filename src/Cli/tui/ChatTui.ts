@@ -48,6 +48,7 @@ import * as Stream from "effect/Stream"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type * as Agent from "../../Loop/Agent.js"
+import * as CacheNotice from "../CacheNotice.js"
 import { CliError } from "../CliError.js"
 import * as ChatSession from "../ChatSession.js"
 import * as CommonOptions from "../CommonOptions.js"
@@ -623,12 +624,23 @@ export const run = (context: Context) =>
           })
         })
 
+      // issue 30: an action that breaks a warm prompt cache asks first (tokens and cost of re-sending them)
+      const confirmBreak = (action: string) =>
+        Effect.flatMap(CacheNotice.warning(agent.session, { provider, model: screen.model }, action), (question) =>
+          question === undefined
+            ? Effect.succeed(true)
+            : Effect.map(prompt(question), (answer) => {
+              if (answer !== true) screen.notice("left as it is: the cache stays warm")
+              return answer === true
+            }))
+
       const command = (name: string, rest: string, idle: boolean) =>
         Effect.gen(function*() {
           switch (name) {
             case "/help":
               return screen.notice(Commands.help())
             case "/compact":
+              if (!(yield* confirmBreak("compacting"))) return
               screen.notice("compacting…")
               return yield* agent.compact(rest === "" ? {} : { instructions: rest }).pipe(Effect.catch(failed))
             case "/sessions": {
@@ -659,6 +671,7 @@ export const run = (context: Context) =>
           if (!idle) return screen.notice(`${name} waits for the running turn: let it finish or press Esc`, style.yellow)
           if (name === "/model") {
             if (rest !== "") {
+              if (rest !== screen.model && !(yield* confirmBreak(`switching to ${rest}`))) return
               yield* reopen({ _tag: "Resume", id: agent.id }, rest, true)
               return screen.notice(`model: ${provider}/${screen.model}`)
             }

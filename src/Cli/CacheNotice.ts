@@ -1,0 +1,86 @@
+/**
+ * Cache-break notices (issue 30, DEC-17): what the CLI says before a warm prompt cache breaks.
+ *
+ * - `run` (and the chat's line mode): a request whose logged attribution (`request/cache`) names a cause prints
+ *   one stderr line before the request goes out — the cause, the tokens re-sent and their estimated extra cost
+ *   ({@link breakLine});
+ * - the chat's terminal UI asks before an action that would break a warm cache (`/model` to another model,
+ *   `/compact`), with the same figures ({@link warning}).
+ *
+ * The extra cost of re-sending `n` tokens is `n` × (the cache-write price, else the input price, − the cache-read
+ * price), at the model catalog's prices; unpriced models get the tokens only. A cache is warm when the session's
+ * last request was sent within its provider's TTL (`CacheAttribution.defaultTtlMs`; no TTL: always warm).
+ *
+ * @since 0.2.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as ModelCatalog from "../Llm/ModelCatalog.js"
+import * as CacheAttribution from "../Session/CacheAttribution.js"
+import type { Session } from "../Session/Session.js"
+import type { SessionEvent } from "../Session/SessionEvent.js"
+
+/**
+ * The extra USD of sending `tokens` uncached instead of reading them from the cache.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const resendCost = (tokens: number, pricing: ModelCatalog.Pricing): number =>
+  ModelCatalog.roundUsd(
+    (tokens * ((pricing.cacheWritePerMTok ?? pricing.inputPerMTok) - (pricing.cacheReadPerMTok ?? pricing.inputPerMTok))) /
+      1_000_000
+  )
+
+const figures = (tokens: number, pricing: ModelCatalog.Pricing | undefined): string =>
+  `~${tokens} tokens${pricing === undefined ? "" : ` (~$${resendCost(tokens, pricing).toFixed(4)} more than cached)`}`
+
+/**
+ * The stderr line of a request that breaks its cached prefix, or `undefined` when it does not.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const breakLine = (
+  attribution: CacheAttribution.Attribution,
+  pricing: ModelCatalog.Pricing | undefined
+): string | undefined => {
+  const resent = attribution.requestTokens - attribution.prefixTokens
+  if (attribution.cause === undefined || resent <= 0) return undefined
+  return `prompt cache break (${attribution.cause}): this request re-sends ${figures(resent, pricing)}`
+}
+
+/**
+ * The tokens of the session's warm cached prefix at `now` (its last request), or `undefined` when cold.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const warmTokens = (events: ReadonlyArray<SessionEvent>, provider: string, now: number): number | undefined => {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent
+    if (e.type !== "request/cache") continue
+    const ttl = CacheAttribution.defaultTtlMs(provider)
+    return ttl !== undefined && now - e.time > ttl ? undefined : e.data.requestTokens
+  }
+  return undefined
+}
+
+/**
+ * The question to ask before `action` (e.g. "switching to claude-opus-4-5") on a session whose cache is warm, or
+ * `undefined` when there is nothing to lose.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const warning = (
+  session: Session,
+  route: { readonly provider: string; readonly model: string },
+  action: string
+): Effect.Effect<string | undefined> =>
+  Effect.map(Effect.zip(session.heldEvents, Clock.currentTimeMillis), ([events, now]) => {
+    const tokens = warmTokens(events, route.provider, now)
+    if (tokens === undefined) return undefined
+    const pricing = ModelCatalog.pricingOf(ModelCatalog.unsafeMake(), route.provider, route.model)
+    return `${action} breaks the warm prompt cache: the next request re-sends ${figures(tokens, pricing)}. Continue?`
+  })
