@@ -18,13 +18,18 @@ const flag = (doc: CommandDoc.CommandDoc, name: string) => doc.flags.find((f) =>
 
 describe("CommandDoc (issue 15)", () => {
   it("the tree: every command with its flags (values, optional, repeated, settings defaults) and arguments", () => {
-    expect(tree.subcommands.map((c) => c.name)).toEqual(["run", "chat", "sessions", "models", "mcp"])
+    expect(tree.subcommands.map((c) => c.name)).toEqual(["run", "chat", "sessions", "models", "mcp", "acp"])
     const run = command("run")
     expect(flag(run, "--store")).toMatchObject({ value: "jsonl | sqlite", optional: true, repeated: false, fromSettings: true })
     expect(flag(run, "--continue")).toMatchObject({ aliases: ["-c"], value: undefined, optional: true })
     expect(flag(run, "--allowed-tools")).toMatchObject({ value: "text", optional: false, repeated: true })
     expect(flag(run, "--max-steps")).toMatchObject({ value: "integer", optional: true, fromSettings: false })
-    expect(run.args).toEqual([{ name: "prompt", description: "the prompt, or - to read it from stdin", optional: false, variadic: false }])
+    expect(run.args).toEqual([{
+      name: "prompt",
+      description: "the prompt, or - to read it from stdin (none with --input-format stream-json)",
+      optional: true,
+      variadic: false
+    }])
     expect(command("sessions", "fork").args.map((a) => a.name)).toEqual(["id"])
     expect(CommandDoc.term(flag(run, "--yes")!)).toBe("(-y, --yes)")
     expect(CommandDoc.usage(command("models"))).toBe("[--json]")

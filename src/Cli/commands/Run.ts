@@ -1,6 +1,9 @@
 /**
  * `harness run [options] <prompt>`: one turn to completion. The prompt `-` reads stdin.
  *
+ * `--input-format stream-json` reads user messages from stdin as JSON Lines (Claude Code's format,
+ * `StreamJsonInput`) instead of the prompt argument: each starts a turn, or steers the running one.
+ *
  * `--output-format` (DEC-10, `docs/cli-json.md`):
  * - `text` (default): the assistant's text streams to stdout, tool activity plus a final usage
  *   line and `resume with: harness run --resume <id>` go to stderr;
@@ -40,6 +43,7 @@ import * as ProviderChoice from "../ProviderChoice.js"
 import * as RunSummary from "../RunSummary.js"
 import * as SaveCheck from "../SaveCheck.js"
 import * as Signals from "../Signals.js"
+import * as StreamJsonInput from "../StreamJsonInput.js"
 import * as Approval from "../tools/Approval.js"
 import * as TurnOutcome from "../TurnOutcome.js"
 
@@ -105,6 +109,8 @@ export const runOnce = (options: {
   readonly json: boolean
   readonly format?: OutputFormat
   readonly sinks?: Output.Sinks
+  /** feeds the agent in place of `prompt` and returns once its last turn ended (`--input-format stream-json`) */
+  readonly feed?: (agent: Agent.Agent) => Effect.Effect<void, CliError>
 }): Effect.Effect<RunResult, CliError, HarnessLayer.Services> => {
   const format: OutputFormat = options.format ?? (options.json ? "stream-json" : "text")
   const printer: Output.Printer = format === "json"
@@ -150,16 +156,22 @@ export const runOnce = (options: {
     yield* agent.session.observe((event) =>
       Effect.andThen(printer.observe(event), Ref.update(summary, (s) => RunSummary.step(s, event)))
     )
-    yield* agent.send([ContentBlock.text(options.prompt)]).pipe(
-      Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage }))
-    )
+    const work = options.feed !== undefined
+      ? options.feed(agent)
+      : Effect.andThen(
+        agent.send([ContentBlock.text(options.prompt)]).pipe(
+          Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage }))
+        ),
+        agent.whenIdle
+      )
     const firstStop = yield* Ref.make(Option.none<Signals.Stop>())
     const cancelOnStop = Queue.take(stops).pipe(
       Effect.tap((stop) => Ref.set(firstStop, Option.some(stop))),
       Effect.tap(() => Signals.armHardExit),
       Effect.flatMap((stop) => agent.cancel(Signals.reason(stop)))
     )
-    yield* Effect.raceFirst(agent.whenIdle, Effect.andThen(cancelOnStop, Effect.never))
+    // a stop cancels the turn; a feed (stdin still open) ends with the cancelled turn
+    yield* Effect.raceFirst(work, Effect.andThen(cancelOnStop, options.feed === undefined ? Effect.never : agent.whenIdle))
     const saved = yield* Effect.result(SaveCheck.ensureSaved(agent.id))
     const folded = yield* Ref.get(summary)
     return {
@@ -188,6 +200,15 @@ export type OutputFormat = "text" | "json" | "stream-json"
  * @category constants
  */
 export const outputFormats: ReadonlyArray<OutputFormat> = ["text", "json", "stream-json"]
+
+/**
+ * The input formats of `run`: the prompt argument, or Claude Code's stream-json user messages on
+ * stdin (`StreamJsonInput`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const inputFormats: ReadonlyArray<"text" | "stream-json"> = ["text", "stream-json"]
 
 /**
  * The format the flags ask for: `--output-format`, else `--json` (an alias of `stream-json`), else
@@ -240,7 +261,16 @@ export const command = Command.make(
       ),
       Flag.optional
     ),
-    prompt: Argument.String("prompt").pipe(Argument.withDescription("the prompt, or - to read it from stdin"))
+    inputFormat: Flag.Literals("input-format", inputFormats).pipe(
+      Flag.withDescription(
+        "text (the prompt argument; default) | stream-json (user messages as JSON Lines on stdin, Claude Code's format; a line while a turn runs steers it)"
+      ),
+      Flag.withDefault("text" as const)
+    ),
+    prompt: Argument.String("prompt").pipe(
+      Argument.withDescription("the prompt, or - to read it from stdin (none with --input-format stream-json)"),
+      Argument.optional
+    )
   },
   (args) =>
     Effect.gen(function*() {
@@ -251,9 +281,20 @@ export const command = Command.make(
       })
       yield* CommonOptions.validate(args)
       const choice = yield* ProviderChoice.resolve(args)
-      const prompt = args.prompt === "-" ? yield* readStdin : args.prompt
-      if (prompt.trim() === "") return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
-      const interactive = process.stdin.isTTY === true && args.prompt !== "-"
+      const streamJson = args.inputFormat === "stream-json"
+      if (streamJson && Option.isSome(args.prompt)) {
+        return yield* new CliError({
+          message: "error: --input-format stream-json reads the prompts from stdin; give no prompt argument",
+          exitCode: ExitCode.Usage
+        })
+      }
+      const argument = Option.getOrUndefined(args.prompt)
+      if (!streamJson && argument === undefined) {
+        return yield* new CliError({ message: "error: a prompt is required (or - to read it from stdin)", exitCode: ExitCode.Usage })
+      }
+      const prompt = streamJson ? "" : argument === "-" ? yield* readStdin : argument ?? ""
+      if (!streamJson && prompt.trim() === "") return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
+      const interactive = process.stdin.isTTY === true && argument !== "-" && !streamJson
       const approval = Approval.modeFor({ yes: args.yes, interactive })
       // start-up questions need a person on both ends of the terminal
       const consent = interactive && process.stderr.isTTY === true
@@ -270,7 +311,16 @@ export const command = Command.make(
         sandbox: CommonOptions.sandboxOf(args),
         ...CommonOptions.settingsOf(args)
       }
-      const result = yield* runOnce({ common: args, choice, cwd, prompt, json: format === "stream-json", format }).pipe(
+      const feed = streamJson ? (agent: Agent.Agent) => StreamJsonInput.drive(agent, process.stdin) : undefined
+      const result = yield* runOnce({
+        common: args,
+        choice,
+        cwd,
+        prompt,
+        json: format === "stream-json",
+        format,
+        ...(feed === undefined ? {} : { feed })
+      }).pipe(
         Effect.provide(HarnessLayer.layer(setup))
       )
       if (format !== "text") {
