@@ -79,6 +79,7 @@ const meanings: Readonly<Record<string, string>> = {
   INVALID_INPUT: "a send, steer or inject carries invalid content",
   DISPOSED: "the agent was disposed",
   APPROVAL_FAILED: "the approval service could not answer",
+  ACP_REQUEST_FAILED: "an ACP request of the editor failed (invalid parameters, an unknown session, a prompt while one runs, a failed turn)",
   INVALID_PREFIX: "a session prefix (pre-seeded history) is malformed",
   MISSING_VARIABLE: "a system-prompt template uses a variable that has no value",
   UNKNOWN_VARIABLE: "a system-prompt template names an undeclared variable",
@@ -138,7 +139,8 @@ const surfaces: Readonly<Record<string, string>> = {
   DuplicateToolError: "When the agent is made (a configuration error).",
   ToolConfigError: "When the agent is made (a configuration error).",
   SessionPrefixError: "When the agent is made (a configuration error).",
-  JsonError: "Where a value enters the log or a request; the enclosing operation fails with it."
+  JsonError: "Where a value enters the log or a request; the enclosing operation fails with it.",
+  AcpError: "Sent to the editor as the JSON-RPC error of its request (`harness acp`); the agent goes on serving."
 }
 
 /** Codes the loop writes into turn ends and tool results without an error class of their own. */

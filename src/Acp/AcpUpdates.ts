@@ -14,7 +14,7 @@
  */
 import type * as Acp from "@agentclientprotocol/sdk"
 import type * as ContentBlock from "../Llm/ContentBlock.js"
-import type { SessionEvent } from "../Session/SessionEvent.js"
+import type * as SessionEvent from "../Session/SessionEvent.js"
 
 /**
  * An ACP tool kind for one of the built-in tools (`other` for the rest).
@@ -100,7 +100,7 @@ const textOf = (blocks: ReadonlyArray<ContentBlock.ContentBlock>): string =>
 
 const text = (t: string): Acp.ContentBlock => ({ type: "text", text: t })
 
-const resultUpdate = (e: Extract<SessionEvent, { type: "tool/result" }>): Acp.SessionUpdate => ({
+const resultUpdate = (e: SessionEvent.EventOf<"tool/result">): Acp.SessionUpdate => ({
   sessionUpdate: "tool_call_update",
   toolCallId: e.data.callId,
   status: e.data.isError ? "failed" : "completed",
@@ -114,7 +114,7 @@ const resultUpdate = (e: Extract<SessionEvent, { type: "tool/result" }>): Acp.Se
  * @since 0.1.0
  * @category utils
  */
-export const live = (e: SessionEvent): ReadonlyArray<Acp.SessionUpdate> => {
+export const live = (e: SessionEvent.SessionEvent): ReadonlyArray<Acp.SessionUpdate> => {
   switch (e.type) {
     case "assistant/chunk": {
       const chunk = e.data.chunk
@@ -137,7 +137,7 @@ export const live = (e: SessionEvent): ReadonlyArray<Acp.SessionUpdate> => {
  * @since 0.1.0
  * @category utils
  */
-export const replay = (events: ReadonlyArray<SessionEvent>): ReadonlyArray<Acp.SessionUpdate> =>
+export const replay = (events: ReadonlyArray<SessionEvent.SessionEvent>): ReadonlyArray<Acp.SessionUpdate> =>
   events.flatMap((e): ReadonlyArray<Acp.SessionUpdate> => {
     switch (e.type) {
       case "user/message":

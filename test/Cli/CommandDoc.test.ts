@@ -18,7 +18,7 @@ const flag = (doc: CommandDoc.CommandDoc, name: string) => doc.flags.find((f) =>
 
 describe("CommandDoc (issue 15)", () => {
   it("the tree: every command with its flags (values, optional, repeated, settings defaults) and arguments", () => {
-    expect(tree.subcommands.map((c) => c.name)).toEqual(["run", "chat", "sessions", "models", "mcp"])
+    expect(tree.subcommands.map((c) => c.name)).toEqual(["run", "chat", "sessions", "models", "mcp", "acp"])
     const run = command("run")
     expect(flag(run, "--store")).toMatchObject({ value: "jsonl | sqlite", optional: true, repeated: false, fromSettings: true })
     expect(flag(run, "--continue")).toMatchObject({ aliases: ["-c"], value: undefined, optional: true })
@@ -26,7 +26,8 @@ describe("CommandDoc (issue 15)", () => {
     expect(flag(run, "--max-steps")).toMatchObject({ value: "integer", optional: true, fromSettings: false })
     expect(run.args).toEqual([{
       name: "prompt",
-      description: "the prompt, or - to read it from stdin; none with --resume: continue its interrupted turn",
+      description:
+        "the prompt, or - to read it from stdin; none with --resume: continue its interrupted turn; none with --input-format stream-json",
       optional: true,
       variadic: false
     }])

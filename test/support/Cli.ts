@@ -176,6 +176,8 @@ export interface CliOptions {
   readonly env?: Readonly<Record<string, string>>
   /** text written to stdin, then stdin is closed (default: closed immediately) */
   readonly stdin?: string
+  /** keep stdin open after `stdin` (write more with `CliProcess.write`, close with `endInput`) */
+  readonly stdinOpen?: boolean
   readonly timeoutMs?: number
 }
 
@@ -199,6 +201,10 @@ export interface CliProcess {
   readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
   /** waits until the stdout (or stderr) collected so far satisfies `predicate` (or the process exits) */
   readonly waitFor: (stream: "stdout" | "stderr", predicate: (text: string) => boolean) => Effect.Effect<string>
+  /** writes to stdin (with `stdinOpen`) */
+  readonly write: (text: string) => Effect.Effect<void>
+  /** closes stdin */
+  readonly endInput: Effect.Effect<void>
 }
 
 /**
@@ -241,7 +247,7 @@ export const spawnCli = (
           // the CLI may exit before reading stdin: EPIPE is expected
         })
         if (options.stdin !== undefined) child.stdin.write(options.stdin)
-        child.stdin.end()
+        if (options.stdinOpen !== true) child.stdin.end()
         const timer = setTimeout(() => {
           timedOut = true
           child.kill("SIGKILL")
@@ -262,6 +268,8 @@ export const spawnCli = (
           pid: child.pid ?? -1,
           result: Effect.promise(() => exited),
           kill: (signal) => Effect.sync(() => void child.kill(signal)),
+          write: (text) => Effect.sync(() => void child.stdin.write(text)),
+          endInput: Effect.sync(() => void child.stdin.end()),
           waitFor: (stream, predicate) =>
             Effect.promise(() =>
               new Promise<string>((resolve) => {

@@ -4,6 +4,9 @@
  * `--resume`/`--continue` restore the session's provider, model, base URL and directory
  * (`SessionRoute`), flags override them with a notice.
  *
+ * `--input-format stream-json` reads user messages from stdin as JSON Lines (Claude Code's format,
+ * `StreamJsonInput`) instead of the prompt argument: each starts a turn, or steers the running one.
+ *
  * `--output-format` (DEC-10, `docs/cli-json.md`):
  * - `text` (default): the assistant's text streams to stdout, tool activity plus a final usage
  *   line and `resume with: harness run --resume <id>` go to stderr;
@@ -46,6 +49,7 @@ import * as RunSummary from "../RunSummary.js"
 import * as SaveCheck from "../SaveCheck.js"
 import * as SessionRoute from "../SessionRoute.js"
 import * as Signals from "../Signals.js"
+import * as StreamJsonInput from "../StreamJsonInput.js"
 import * as ApprovalPrompt from "../ApprovalPrompt.js"
 import * as Approval from "../../Policy/Approval.js"
 import * as TurnOutcome from "../TurnOutcome.js"
@@ -111,6 +115,8 @@ export const runOnce = (options: {
   readonly prompt: string | undefined
   /** what the resumed turn does with a side-effecting call in doubt (default `report`) */
   readonly inDoubt?: Resume.InDoubtPolicy
+  /** feeds the agent in place of `prompt` and returns once its last turn ended (`--input-format stream-json`) */
+  readonly feed?: (agent: Agent.Agent) => Effect.Effect<void, CliError>
   /** `true` = `stream-json` (kept for callers of the boolean form) */
   readonly json: boolean
   readonly format?: OutputFormat
@@ -162,7 +168,7 @@ export const runOnce = (options: {
       Effect.andThen(printer.observe(event), Ref.update(summary, (s) => RunSummary.step(s, event)))
     )
     const prompt = options.prompt
-    if (prompt !== undefined) {
+    if (prompt !== undefined && options.feed === undefined) {
       yield* agent.send([ContentBlock.text(prompt)]).pipe(
         Effect.mapError((e) => new CliError({ message: e.message, exitCode: ExitCode.Usage }))
       )
@@ -173,7 +179,9 @@ export const runOnce = (options: {
       Effect.tap(() => Signals.armHardExit),
       Effect.flatMap((stop) => agent.cancel(Signals.reason(stop)))
     )
-    const work: Effect.Effect<void, CliError> = prompt !== undefined ? agent.whenIdle : Effect.flatMap(
+    const work: Effect.Effect<void, CliError> = options.feed !== undefined
+      ? options.feed(agent)
+      : prompt !== undefined ? agent.whenIdle : Effect.flatMap(
       agent.resumeTurn({ inDoubt: options.inDoubt ?? "report" }).pipe(
         Effect.mapError((e) =>
           e._tag === "SessionError" ? CommonOptions.sessionFailure(e) : new CliError({ message: e.message, exitCode: ExitCode.Usage })
@@ -187,7 +195,8 @@ export const runOnce = (options: {
           })
         )
     )
-    yield* Effect.raceFirst(work, Effect.andThen(cancelOnStop, Effect.never))
+    // a stop cancels the turn; a feed (stdin still open) ends with the cancelled turn
+    yield* Effect.raceFirst(work, Effect.andThen(cancelOnStop, options.feed === undefined ? Effect.never : agent.whenIdle))
     const saved = yield* Effect.result(SaveCheck.ensureSaved(agent.id))
     const folded = yield* Ref.get(summary)
     return {
@@ -216,6 +225,15 @@ export type OutputFormat = "text" | "json" | "stream-json"
  * @category constants
  */
 export const outputFormats: ReadonlyArray<OutputFormat> = ["text", "json", "stream-json"]
+
+/**
+ * The input formats of `run`: the prompt argument, or Claude Code's stream-json user messages on
+ * stdin (`StreamJsonInput`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const inputFormats: ReadonlyArray<"text" | "stream-json"> = ["text", "stream-json"]
 
 /**
  * The format the flags ask for: `--output-format`, else `--json` (an alias of `stream-json`), else
@@ -275,8 +293,16 @@ export const command = Command.make(
       CommandDoc.fromSettings(Config.Literals(["report", "rerun"] as const, "inDoubtTools").pipe(Config.nested("resume"))),
       Flag.withDefault("report" as const)
     ),
+    inputFormat: Flag.Literals("input-format", inputFormats).pipe(
+      Flag.withDescription(
+        "text (the prompt argument; default) | stream-json (user messages as JSON Lines on stdin, Claude Code's format; a line while a turn runs steers it)"
+      ),
+      Flag.withDefault("text" as const)
+    ),
     prompt: Argument.String("prompt").pipe(
-      Argument.withDescription("the prompt, or - to read it from stdin; none with --resume: continue its interrupted turn"),
+      Argument.withDescription(
+        "the prompt, or - to read it from stdin; none with --resume: continue its interrupted turn; none with --input-format stream-json"
+      ),
       Argument.optional
     )
   },
@@ -288,7 +314,14 @@ export const command = Command.make(
       })
       yield* CommonOptions.validate(args)
       const given = Option.getOrUndefined(args.prompt)
-      if (given === undefined && Option.isNone(args.resume) && !args.continue) {
+      const streamJson = args.inputFormat === "stream-json"
+      if (streamJson && given !== undefined) {
+        return yield* new CliError({
+          message: "error: --input-format stream-json reads the prompts from stdin; give no prompt argument",
+          exitCode: ExitCode.Usage
+        })
+      }
+      if (!streamJson && given === undefined && Option.isNone(args.resume) && !args.continue) {
         return yield* new CliError({
           message: "error: missing prompt (give one, or --resume <id> to continue an interrupted turn)",
           exitCode: ExitCode.Usage
@@ -303,7 +336,7 @@ export const command = Command.make(
       if (prompt !== undefined && prompt.trim() === "") {
         return yield* new CliError({ message: "error: empty prompt", exitCode: ExitCode.Usage })
       }
-      const interactive = process.stdin.isTTY === true && given !== "-"
+      const interactive = process.stdin.isTTY === true && given !== "-" && !streamJson
       const approval = Approval.modeFor({ yes: args.yes, interactive })
       // start-up questions need a person on both ends of the terminal
       const consent = interactive && process.stderr.isTTY === true
@@ -327,7 +360,8 @@ export const command = Command.make(
         prompt,
         inDoubt: args.inDoubt,
         json: format === "stream-json",
-        format
+        format,
+        ...(streamJson ? { feed: (agent: Agent.Agent) => StreamJsonInput.drive(agent, process.stdin) } : {})
       }).pipe(Effect.provide(HarnessLayer.layer(setup)))
       if (format !== "text") {
         const line = RunSummary.resultLine({ ...result, saveError: result.saveFailure?.message })

@@ -157,4 +157,54 @@ describe("harness acp end to end", () => {
       const replay = yield* Cli.runCli(["sessions", "replay", sessionId], { cwd: work, home })
       expect(replay.code, replay.stderr + replay.stdout).toBe(0)
     }), TIMEOUT)
+
+  it.live("[issue 35] modes: plan denies a command without asking, acceptEdits writes without asking; bad mode and model refused", () =>
+    Effect.gen(function*() {
+      const home = yield* Cli.tempDir("harness-acp-home-")
+      const work = yield* Cli.tempDir("harness-acp-ws-")
+      const script = join(home, "script.json")
+      writeFileSync(script, JSON.stringify({
+        provider: "scripted",
+        model: "demo",
+        responses: [
+          { call: { id: "p1", name: "bash", arguments: JSON.stringify({ command: "echo planned > p.txt" }) } },
+          { text: "planning only" },
+          { call: { id: "e1", name: "write", arguments: JSON.stringify({ file_path: "e.txt", content: "accepted\n" }) } },
+          { text: "written" }
+        ]
+      }))
+      const agent = yield* spawnAgent(["--script", script], { cwd: work, home, answers: [] })
+      const peer = agent.connection.agent
+      yield* Effect.promise(() => peer.request("initialize", { protocolVersion: Acp.PROTOCOL_VERSION, clientCapabilities: {} }))
+      const { sessionId } = yield* Effect.promise(() => peer.request("session/new", { cwd: work, mcpServers: [] }))
+
+      yield* Effect.promise(() => peer.request("session/set_mode", { sessionId, modeId: "plan" }))
+      expect(agent.updates.some((n) => n.update.sessionUpdate === "current_mode_update" && n.update.currentModeId === "plan")).toBe(true)
+      const planned = yield* Effect.promise(() => peer.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "make a plan" }] }))
+      expect(planned.stopReason).toBe("end_turn")
+      expect(agent.permissions).toEqual([])
+      expect(existsSync(join(work, "p.txt"))).toBe(false)
+      const p1 = agent.updates.flatMap((n) => "toolCallId" in n.update && n.update.toolCallId === "p1" ? [n.update] : [])
+      expect(p1.at(-1)).toMatchObject({ status: "failed" })
+      expect(JSON.stringify(p1.at(-1))).toContain("plan mode allows only read-only tools")
+
+      yield* Effect.promise(() => peer.request("session/set_mode", { sessionId, modeId: "acceptEdits" }))
+      const edited = yield* Effect.promise(() => peer.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "write it" }] }))
+      expect(edited.stopReason).toBe("end_turn")
+      expect(agent.permissions).toEqual([])
+      expect(readFileSync(join(work, "e.txt"), "utf8")).toBe("accepted\n")
+
+      const badMode = yield* Effect.promise(() => peer.request("session/set_mode", { sessionId, modeId: "yolo" }).then(() => "", (e: Error) => e.message))
+      expect(badMode).toContain("unknown mode yolo")
+      const badModel = yield* Effect.promise(() =>
+        peer.request("session/set_config_option", { sessionId, configId: "model", value: "gpt-nope" }).then(() => "", (e: Error) => e.message)
+      )
+      expect(badModel).toContain("unknown model gpt-nope")
+      const badCwd = yield* Effect.promise(() => peer.request("session/new", { cwd: "/", mcpServers: [] }).then(() => "", (e: Error) => e.message))
+      expect(badCwd).toContain(`this agent serves ${work}`)
+      agent.close()
+      expect(yield* Effect.promise(() => agent.exited), agent.stderr()).toBe(0)
+      const log = Cli.readLog(Cli.sessionLogs(home)[0]!)
+      expect(Cli.enclosureProblems(log.events)).toEqual([])
+    }), TIMEOUT)
 })
