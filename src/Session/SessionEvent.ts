@@ -198,6 +198,18 @@ export interface SessionEventMap {
     readonly contextWindow: number
     readonly message: string
   }
+  /**
+   * The user answered an approval question (issue 34): which call, the answer, who gave it, the
+   * rule an "always" answer saved and where, and how long the call waited for the answer.
+   */
+  readonly "approval/answer": {
+    readonly callId: string
+    readonly tool: string
+    readonly answer: "yes" | "no" | "always-session" | "always-project" | "cancelled"
+    readonly by: string
+    readonly rule?: string
+    readonly waitMs: number
+  }
 }
 
 /**
@@ -514,6 +526,14 @@ export const payloadSchemas = {
     model: Schema.String,
     contextWindow: NonNegativeInt,
     message: Schema.String
+  }),
+  "approval/answer": Schema.Struct({
+    callId: Schema.String,
+    tool: Schema.String,
+    answer: Schema.Literals(["yes", "no", "always-session", "always-project", "cancelled"]),
+    by: Schema.String,
+    rule: Schema.optionalKey(Schema.String),
+    waitMs: NonNegativeInt
   })
 } as const
 

@@ -35,6 +35,7 @@ import * as Agent from "../../Loop/Agent.js"
 import type { SessionSummary } from "../../Session/SessionPersistence.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
+import * as ApprovalLog from "../ApprovalLog.js"
 import * as CommonOptions from "../CommonOptions.js"
 import { ExitCode } from "../ExitCode.js"
 import * as HarnessLayer from "../HarnessLayer.js"
@@ -249,7 +250,9 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
           rl.close()
         })
     )
-    const prompt: Approval.Prompt = (question) =>
+    // every answer is logged in the session the chat has open (issue 34)
+    let openSession: Agent.Agent["session"] | undefined
+    const prompt: Approval.Prompt = ApprovalLog.logged((question) =>
       Effect.callback<boolean | undefined>((resume) => {
         if (inputClosed) return resume(Effect.succeed(undefined))
         Output.processSinks.stderr(`${question} [y/N] `)
@@ -257,7 +260,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
         return Effect.sync(() => {
           answer = undefined
         })
-      })
+      }), () => openSession)
     const approval = Approval.modeFor({ yes: args.yes, interactive })
     const setup = setupOf({ args, choice, cwd, approval, prompt, interactive })
     // SIGTERM, SIGHUP and a closed stdout end the chat like Ctrl-C ends a turn, then exit
@@ -287,6 +290,7 @@ export const command = Command.make("chat", CommonOptions.options, (args) =>
             ),
             Effect.forkIn(scope)
           )
+          openSession = agent.session
           yield* err(`session ${agent.id}\n`)
           yield* Ref.set(current, { agent, scope })
           return agent

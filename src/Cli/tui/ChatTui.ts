@@ -50,6 +50,7 @@ import * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type * as Agent from "../../Loop/Agent.js"
 import { CliError } from "../CliError.js"
 import * as Chat from "../commands/Chat.js"
+import * as ApprovalLog from "../ApprovalLog.js"
 import * as CommonOptions from "../CommonOptions.js"
 import * as Mcp from "../../Mcp/Mcp.js"
 import * as DataDir from "../../Session/persistence/DataDir.js"
@@ -499,7 +500,9 @@ export const run = (context: Context) =>
       (timer) => Effect.sync(() => clearInterval(timer))
     )
 
-    const prompt: Approval.Prompt = Object.assign(
+    // every answer is logged in the session the chat has open (issue 34)
+    let openSession: Agent.Agent["session"] | undefined
+    const prompt: Approval.Prompt = ApprovalLog.logged(Object.assign(
       (question: string, details?: Approval.Rendered) =>
         Effect.callback<Approval.Answer>((resume) => {
           if (inputClosed) return resume(Effect.succeed(undefined))
@@ -507,7 +510,7 @@ export const run = (context: Context) =>
           return Effect.sync(() => screen.withdraw(q))
         }),
       { answersAlways: true }
-    )
+    ), () => openSession)
     const setup = Chat.setupOf({
       args,
       choice,
@@ -533,6 +536,7 @@ export const run = (context: Context) =>
           const previous = yield* Ref.getAndSet(current, { agent, scope })
           if (previous !== undefined) yield* Scope.close(previous.scope, Exit.void)
           screen.view.clear()
+          openSession = agent.session
           screen.sessionId = agent.id
           screen.model = model
           screen.facts = CommonOptions.modelFacts(args, provider, model)
