@@ -13,6 +13,7 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Cli from "../support/Cli.js"
+import type { Pane } from "../support/Tmux.js"
 import { inputLines, startChat, TIMEOUT, tmuxAvailable, userMessages, writeScript } from "../support/Tmux.js"
 
 if (!tmuxAvailable) console.warn("SKIP test/Cli/TuiChatDaily.test.ts: tmux is not installed (apt-get install -y tmux)")
@@ -28,6 +29,15 @@ const allEvents = (home: string): Array<{ readonly type: string; readonly data: 
       }
     })
   )
+
+/** types `text`, waits until the input line shows it (a completion list settles), then presses Enter */
+const submit = (pane: Pane, text: string) =>
+  Effect.gen(function*() {
+    pane.type(text)
+    yield* pane.waitFor(`the input ${text}`, (s) => inputLines(s).some((l) => l.trim() === text))
+    yield* Effect.sleep(200)
+    pane.keys("Enter")
+  })
 
 const sessionIdOf = (screen: string): string => /session (harness-session-[0-9a-f-]+)/.exec(screen)?.[1] ?? ""
 
@@ -128,7 +138,7 @@ describe.skipIf(!tmuxAvailable)("harness chat on a terminal, all day (issue 34)"
         pane.keys("Tab")
         yield* pane.waitFor("the completed directory", (s) => inputLines(s).some((l) => l.trim() === "see @src/"))
         pane.type("ma")
-        yield* pane.waitFor("the file in the list", (s) => /main\.go/.test(s.split("\n").slice(-12).join("\n")))
+        yield* pane.waitFor("the file in the list", (s) => /→ main\.go/.test(s))
         pane.keys("Tab")
         yield* pane.waitFor("the completed file", (s) => inputLines(s).some((l) => l.trim() === "see @src/main.go"))
         // Ctrl-C on a draft clears it (and does not exit)
@@ -195,40 +205,33 @@ describe.skipIf(!tmuxAvailable)("harness chat on a terminal, all day (issue 34)"
         const work = yield* Cli.tempDir("harness-tui-ws-")
         const script = writeScript(work, [{ text: "first answer" }, { text: "second answer" }])
         const pane = yield* startChat(["--provider", "scripted", "--script", script], { cwd: work, home })
-        let screen = yield* pane.waitFor("the banner", (s) => s.includes("effect-harness · scripted/demo"))
+        let screen = yield* pane.waitFor("the banner", (s) => s.includes("effect-harness · scripted/demo") && sessionIdOf(s) !== "")
         const first = sessionIdOf(screen)
         pane.type("the first session")
         pane.keys("Enter")
         yield* pane.waitFor("the answer", (s) => s.includes("first answer"))
-        pane.type("/status")
-        pane.keys("Enter")
+        yield* submit(pane, "/status")
         yield* pane.waitFor("the status", (s) => s.includes(`session:   ${first}`) && s.includes("model:     scripted/demo"))
-        pane.type("/mcp")
-        pane.keys("Enter")
+        yield* submit(pane, "/mcp")
         yield* pane.waitFor("the MCP servers", (s) => s.includes("no MCP servers configured"))
-        pane.type("/clear")
-        pane.keys("Enter")
-        screen = yield* pane.waitFor("a new session", (s) => sessionIdOf(s) !== first && !s.includes("first answer"))
+        yield* submit(pane, "/clear")
+        screen = yield* pane.waitFor("a new session", (s) => sessionIdOf(s) !== "" && sessionIdOf(s) !== first && !s.includes("first answer"))
         const second = sessionIdOf(screen)
         // a unique prefix of the uuid names the first session
         const prefix = first.replace("harness-session-", "").slice(0, 6)
-        pane.type(`/resume ${prefix}`)
-        pane.keys("Enter")
+        yield* submit(pane, `/resume ${prefix}`)
         yield* pane.waitFor("the first session resumed", (s) => sessionIdOf(s) === first && s.includes("› the first session"))
         // the picker lists the other session; Enter resumes it
-        pane.type("/resume")
-        pane.keys("Enter")
-        yield* pane.waitFor("the session picker", (s) => s.includes("resume a session") && s.includes(second))
+        yield* submit(pane, "/resume")
+        yield* pane.waitFor("the session picker", (s) => s.includes("resume a session") && s.includes(`→ ${second.replace("harness-session-", "").slice(0, 8)}`))
         pane.keys("Enter")
         yield* pane.waitFor("the second session resumed", (s) => sessionIdOf(s) === second && !s.includes("resume a session"))
         // the model picker: the catalog's models of the provider; Esc closes it
-        pane.type("/model")
-        pane.keys("Enter")
+        yield* submit(pane, "/model")
         yield* pane.waitFor("the model picker", (s) => s.includes("model for scripted") && /→ demo/.test(s))
         pane.keys("Escape")
         yield* pane.waitFor("the closed picker", (s) => !s.includes("model for scripted"))
-        pane.type("/cost")
-        pane.keys("Enter")
+        yield* submit(pane, "/cost")
         yield* pane.waitFor("the cost", (s) => s.includes("no model requests yet in this session"))
         pane.keys("C-d")
         yield* pane.waitFor("the exit", (s) => s.includes("resume with: harness chat --resume"))
@@ -284,16 +287,16 @@ describe.skipIf(!tmuxAvailable)("harness chat on a terminal, all day (issue 34)"
         const home = yield* Cli.tempDir("harness-tui-home-")
         const work = yield* Cli.tempDir("harness-tui-ws-")
         // ~10,000 events: one assistant/chunk per character of the answer
-        const long = Array.from({ length: 160 }, (_, i) => `Paragraph ${i + 1} of a long answer, streamed in pieces.`)
+        const long = Array.from({ length: 200 }, (_, i) => `Paragraph ${i + 1} of a long answer, streamed in pieces.`)
         const stream = long.flatMap((p) => [{ text: `${p}\n\n` }, { delayMs: 2 }])
         const script = writeScript(work, [[...stream, { text: "END OF ANSWER" }, { finish: { kind: "stop" } }]])
         let pane = yield* startChat(["--provider", "scripted", "--script", script], { cwd: work, home, rows: 30 })
-        const banner = yield* pane.waitFor("the banner", (s) => s.includes("effect-harness · scripted/demo"))
+        const banner = yield* pane.waitFor("the banner", (s) => s.includes("effect-harness · scripted/demo") && sessionIdOf(s) !== "")
         const id = sessionIdOf(banner)
         const before = pane.recording().length
         pane.type("write a lot")
         pane.keys("Enter")
-        yield* pane.waitFor("the end of the answer", (s) => s.includes("END OF ANSWER") && !s.includes("working"))
+        yield* pane.waitFor("the end of the answer", (s) => s.includes("END OF ANSWER") && !/working \d+\.\ds/.test(s))
         const recorded = pane.recording().slice(before)
         expect(recorded.length).toBeGreaterThan(9_000)
         expect(recorded.split("\x1b[2J").length - 1).toBe(0)

@@ -57,6 +57,7 @@ import * as DataDir from "../../Session/persistence/DataDir.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import type * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
+import * as List from "../sessions/List.js"
 import * as Signals from "../Signals.js"
 import * as Approval from "../tools/Approval.js"
 import * as Transcript from "../Transcript.js"
@@ -199,9 +200,22 @@ class Screen {
     this.started = false
     this.cancelQuestions()
     if (this.armTimer !== undefined) clearTimeout(this.armTimer)
+    this.setRunning(false)
     this.tui.stop()
     this.restoreStderr?.()
     this.restoreStderr = undefined
+  }
+
+  private ticker: ReturnType<typeof setInterval> | undefined
+
+  /** the spinner and elapsed times move while a turn runs; idle, nothing wakes the process */
+  setRunning(running: boolean): void {
+    this.running = running
+    if (running && this.ticker === undefined) this.ticker = setInterval(() => this.render(), 100)
+    if (!running && this.ticker !== undefined) {
+      clearInterval(this.ticker)
+      this.ticker = undefined
+    }
   }
 
   render(): void {
@@ -211,7 +225,7 @@ class Screen {
 
   /** the last frame: the transcript and the status line, without the input and activity lines */
   lastFrame(): void {
-    this.running = false
+    this.setRunning(false)
     this.tui.removeChild(this.activity)
     this.tui.removeChild(this.panel)
     this.tui.removeChild(this.editor)
@@ -490,15 +504,6 @@ export const run = (context: Context) =>
       }),
       (onSigint) => Effect.sync(() => void process.off("SIGINT", onSigint))
     )
-    // the spinner and elapsed times move while a turn runs
-    yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        setInterval(() => {
-          if (screen.running) screen.render()
-        }, 100)
-      ),
-      (timer) => Effect.sync(() => clearInterval(timer))
-    )
 
     // every answer is logged in the session the chat has open (issue 34)
     let openSession: Agent.Agent["session"] | undefined
@@ -554,7 +559,7 @@ export const run = (context: Context) =>
               Effect.sync(() => {
                 const running = status === "running"
                 if (running && !screen.running) screen.runningSince = Date.now()
-                screen.running = running
+                screen.setRunning(running)
                 if (!running) screen.cancelling = false
                 screen.render()
               })
@@ -616,7 +621,12 @@ export const run = (context: Context) =>
           const stored = yield* Chat.storedSessions
           const shown = stored.filter((s) => s.header.id !== agent.id && (ids === undefined || ids.includes(s.header.id)))
           if (shown.length === 0) return screen.notice("no other stored sessions", style.yellow)
-          const items = shown.map((s) => ({ value: s.header.id, label: s.header.id, description: Info.sessionLabel(s) }))
+          const prefixes = List.uniquePrefixes(shown.map((s) => s.header.id))
+          const items = shown.map((s) => ({
+            value: s.header.id,
+            label: prefixes.get(s.header.id) ?? s.header.id,
+            description: Info.sessionLabel(s)
+          }))
           screen.openPicker({
             title: "resume a session",
             items: (query) => Picker.containing(items, query),
