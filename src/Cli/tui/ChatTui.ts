@@ -16,22 +16,32 @@
  * - Bracketed paste: a multi-line paste is inserted into the editor as text (a long one as a
  *   `[paste #1 +20 lines]` marker) and sent as ONE message on Enter.
  * - Approval questions open a separate panel answered with single keys (`y`, `n`/Esc, `a`, `p`,
- *   `v`); the editor's draft is kept untouched. Keys typed in the first
- *   {@link Approval.DEFAULT_DISCARD_MS} ms after the panel appears still go to the draft, so a key
- *   meant for the draft cannot answer a question that just popped up; other keys never reach the
- *   draft or the answer while the panel has the focus.
- * - Ctrl-C cancels the running turn (a second one while it settles exits); while idle it clears
- *   a non-empty input, else exits. Ctrl-D on an empty input exits after the running turn. Ctrl-T
- *   shows or hides reasoning. SIGTERM / SIGHUP cancel, save and exit 143 / 129 as in line mode.
- * - Slash commands: `/help`, `/model [id]`, `/compact [instructions]`, `/sessions`, `/resume <id>`,
- *   `/new`, `/exit`.
+ *   `v`); the panel names the exact rule `a` (this chat) and `p` (saved to the project's
+ *   `.effect-harness/settings.local.json`) allow and what it covers (`tui/ApprovalText`); every
+ *   answer is logged as an `approval/answer` event (`ApprovalLog`). The editor's draft is kept
+ *   untouched. Keys typed in the first {@link Approval.DEFAULT_DISCARD_MS} ms after the panel
+ *   appears still go to the draft, so a key meant for the draft cannot answer a question that just
+ *   popped up; other keys never reach the draft or the answer while the panel has the focus.
+ * - Esc interrupts the running turn (or a running `!command`). Ctrl-C cancels the running turn (a
+ *   second one while it settles exits); while idle it clears a non-empty input, and on an empty
+ *   input it warns, a second Ctrl-C within 3 s exits. Ctrl-D on an empty input exits after the
+ *   running turn. Ctrl-T shows or hides reasoning. SIGTERM / SIGHUP cancel, save and exit 143 / 129
+ *   as in line mode.
+ * - Tab completes `/commands` and `@paths` (`tui/Commands`); `!command` runs a shell command in the
+ *   workspace, shows its output and adds it to the session as context (`tui/Shell`); the input
+ *   history is kept across chats in the harness home and searched with Ctrl-R (`tui/History`).
+ * - Slash commands (`tui/Commands`): `/help`, `/model [id]` (a picker without an id),
+ *   `/resume [id prefix]` (a unique prefix of the id, else a picker), `/sessions`, `/new`, `/clear`,
+ *   `/compact [instructions]`, `/cost`, `/status`, `/mcp`, `/exit`.
+ * - The screen repaints only what changed (pi-tui's differential rendering): streaming appends
+ *   lines, no full-screen clear; while idle no timer runs.
  * - Anything else written to stderr while the UI runs (warnings, diagnostics) is shown as a dim
  *   line in the transcript instead of tearing the screen.
  *
  * @since 0.1.0
  */
-// deep imports: only the modules used reach the bundle (the package index also pulls in a
-// markdown parser and image support)
+// deep imports: only the modules used reach the bundle (the package index also pulls in image
+// support; the Markdown component brings its parser, `marked`)
 import { Editor } from "@mariozechner/pi-tui/dist/components/editor.js"
 import { decodeKittyPrintable, matchesKey } from "@mariozechner/pi-tui/dist/keys.js"
 import { ProcessTerminal } from "@mariozechner/pi-tui/dist/terminal.js"
