@@ -169,6 +169,9 @@ export interface Rendered {
   readonly hidden: number
   /** the rule offered for "always allow" */
   readonly rule?: string
+  /** the call asked about (for the log of answers) */
+  readonly callId?: string
+  readonly tool?: string
 }
 
 /**
@@ -200,6 +203,8 @@ export const render = (
     question: [header, ...shown, ...more, choices].join("\n"),
     full: [header, ...body].join("\n"),
     hidden,
+    callId: request.callId,
+    tool: request.name,
     ...(options.rule === undefined ? {} : { rule: options.rule })
   }
 }

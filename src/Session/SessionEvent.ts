@@ -234,6 +234,18 @@ export interface SessionEventMap {
     readonly decision: "rerun" | "report"
     readonly by: "not-started" | "read-only" | "policy" | "user"
   }
+  /**
+   * The user answered an approval question (issue 34): which call, the answer, who gave it, the
+   * rule an "always" answer saved and where, and how long the call waited for the answer.
+   */
+  readonly "approval/answer": {
+    readonly callId: string
+    readonly tool: string
+    readonly answer: "yes" | "no" | "always-session" | "always-project" | "cancelled"
+    readonly by: string
+    readonly rule?: string
+    readonly waitMs: number
+  }
 }
 
 /**
@@ -570,6 +582,14 @@ export const payloadSchemas = {
     name: Schema.String,
     decision: Schema.Literals(["rerun", "report"]),
     by: Schema.Literals(["not-started", "read-only", "policy", "user"])
+  }),
+  "approval/answer": Schema.Struct({
+    callId: Schema.String,
+    tool: Schema.String,
+    answer: Schema.Literals(["yes", "no", "always-session", "always-project", "cancelled"]),
+    by: Schema.String,
+    rule: Schema.optionalKey(Schema.String),
+    waitMs: NonNegativeInt
   })
 } as const
 

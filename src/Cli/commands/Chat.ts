@@ -33,6 +33,7 @@ import * as NodeReadline from "node:readline"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as Agent from "../../Loop/Agent.js"
 import { CliError } from "../CliError.js"
+import * as ApprovalLog from "../ApprovalLog.js"
 import * as CommonOptions from "../CommonOptions.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import * as Logger from "../Logger.js"
@@ -102,7 +103,9 @@ export const command = Command.make("chat", CommonOptions.options, (given) =>
           rl.close()
         })
     )
-    const prompt: Approval.Prompt = (question) =>
+    // every answer is logged in the session the chat has open (issue 34)
+    let openSession: Agent.Agent["session"] | undefined
+    const prompt: Approval.Prompt = ApprovalLog.logged((question) =>
       Effect.callback<boolean | undefined>((resume) => {
         if (inputClosed) return resume(Effect.succeed(undefined))
         Output.processSinks.stderr(`${question} [y/N] `)
@@ -110,7 +113,7 @@ export const command = Command.make("chat", CommonOptions.options, (given) =>
         return Effect.sync(() => {
           answer = undefined
         })
-      })
+      }), () => openSession)
     const approval = Approval.modeFor({ yes: args.yes, interactive })
     const setup = setupOf({ args, choice, cwd, approval, prompt, interactive })
     // SIGTERM, SIGHUP and a closed stdout end the chat like Ctrl-C ends a turn, then exit
@@ -140,6 +143,7 @@ export const command = Command.make("chat", CommonOptions.options, (given) =>
             ),
             Effect.forkIn(scope)
           )
+          openSession = agent.session
           yield* err(`session ${agent.id}\n`)
           yield* Ref.set(current, { agent, scope })
           return agent

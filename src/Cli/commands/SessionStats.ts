@@ -10,7 +10,8 @@
  * - time, from the events' millisecond timestamps: `total` = the turns' wall time; `model` = each step from its
  *   `step/start` to its `assistant/message` (or `step/end` when the request failed); `tools` = each step's tool
  *   batch from its first `tool/call` to its last `tool/result` (parallel calls counted once); `compaction` = from
- *   `compact/start` to `compact/end`; `harness` = the rest (prompt assembly, hooks, persistence, approvals);
+ *   `compact/start` to `compact/end`; `approval` = the waits for the user's answers (`approval/answer`),
+ *   taken out of `tools` and of each call's time; `harness` = the rest (prompt assembly, hooks, persistence);
  *   `hooks` = the command hooks' own durations (`hook/result`), part of `harness` or `tools`;
  * - the slowest tool calls (`tool/call` to its `tool/result`), the transport retries (`request/retry`), the
  *   requests that failed (a step without an `assistant/message`), and the compactions (and how many failed);
@@ -75,6 +76,8 @@ export interface Stats {
     readonly compaction: number
     readonly harness: number
     readonly hooks: number
+    /** waits for the user's approval answers (out of `tools`) */
+    readonly approval: number
   }
   readonly slowestTools: ReadonlyArray<ToolTiming>
   readonly retries: number
@@ -126,7 +129,8 @@ export const compute = (events: ReadonlyArray<SessionEvent>, catalog: ModelCatal
   let failedRequests = 0
   let compactions = 0
   let failedCompactions = 0
-  const time = { total: 0, model: 0, tools: 0, compaction: 0, hooks: 0 }
+  const time = { total: 0, model: 0, tools: 0, compaction: 0, hooks: 0, approval: 0 }
+  const waits = new Map<string, number>()
   let turnStart: number | undefined
   let stepStart: number | undefined
   let answered = false
@@ -176,7 +180,8 @@ export const compute = (events: ReadonlyArray<SessionEvent>, catalog: ModelCatal
         const call = calls.get(e.data.callId)
         if (call === undefined) break
         calls.delete(e.data.callId)
-        timings.push({ name: call.name, callId: e.data.callId, turn: call.turn, step: call.step, ms: e.time - call.at })
+        const waited = waits.get(e.data.callId) ?? 0
+        timings.push({ name: call.name, callId: e.data.callId, turn: call.turn, step: call.step, ms: Math.max(0, e.time - call.at - waited) })
         if (batch !== undefined) batch.to = Math.max(batch.to, e.time)
         break
       }
@@ -201,6 +206,11 @@ export const compute = (events: ReadonlyArray<SessionEvent>, catalog: ModelCatal
       case "hook/result":
         time.hooks += e.data.durationMs
         break
+      case "approval/answer":
+        // the wait for the user's answer is approval time, not tool time (issue 34)
+        time.approval += e.data.waitMs
+        waits.set(e.data.callId, (waits.get(e.data.callId) ?? 0) + e.data.waitMs)
+        break
       default:
         break
     }
@@ -216,7 +226,11 @@ export const compute = (events: ReadonlyArray<SessionEvent>, catalog: ModelCatal
     tokens,
     cost: cost ?? null,
     unpricedRequests: unpriced,
-    timeMs: { ...time, harness: Math.max(0, time.total - time.model - time.tools - time.compaction) },
+    timeMs: {
+      ...time,
+      tools: Math.max(0, time.tools - time.approval),
+      harness: Math.max(0, time.total - time.model - Math.max(time.tools, time.approval) - time.compaction)
+    },
     slowestTools,
     retries,
     failedRequests,
@@ -284,7 +298,9 @@ export const render = (header: SessionHeader, stats: Stats): ReadonlyArray<strin
     cacheLine(stats.cache),
     `time: ${seconds(time.total)} total = model ${seconds(time.model)} · tools ${seconds(time.tools)} · compaction ${
       seconds(time.compaction)
-    } · harness ${seconds(time.harness)} (command hooks ${seconds(time.hooks)})`,
+    } · harness ${seconds(time.harness)}${time.approval > 0 ? ` · waiting for approval ${seconds(time.approval)}` : ""} (command hooks ${
+      seconds(time.hooks)
+    })`,
     ...(stats.slowestTools.length === 0
       ? []
       : [

@@ -16,22 +16,32 @@
  * - Bracketed paste: a multi-line paste is inserted into the editor as text (a long one as a
  *   `[paste #1 +20 lines]` marker) and sent as ONE message on Enter.
  * - Approval questions open a separate panel answered with single keys (`y`, `n`/Esc, `a`, `p`,
- *   `v`); the editor's draft is kept untouched. Keys typed in the first
- *   {@link ApprovalPrompt.DEFAULT_DISCARD_MS} ms after the panel appears still go to the draft, so a key
- *   meant for the draft cannot answer a question that just popped up; other keys never reach the
- *   draft or the answer while the panel has the focus.
- * - Ctrl-C cancels the running turn (a second one while it settles exits); while idle it clears
- *   a non-empty input, else exits. Ctrl-D on an empty input exits after the running turn. Ctrl-T
- *   shows or hides reasoning. SIGTERM / SIGHUP cancel, save and exit 143 / 129 as in line mode.
- * - Slash commands: `/help`, `/model [id]`, `/compact [instructions]`, `/sessions`, `/resume [id]`,
- *   `/new`, `/exit`.
+ *   `v`); the panel names the exact rule `a` (this chat) and `p` (saved to the project's
+ *   `.effect-harness/settings.local.json`) allow and what it covers (`tui/ApprovalText`); every
+ *   answer is logged as an `approval/answer` event (`ApprovalLog`). The editor's draft is kept
+ *   untouched. Keys typed in the first {@link ApprovalPrompt.DEFAULT_DISCARD_MS} ms after the panel
+ *   appears still go to the draft, so a key meant for the draft cannot answer a question that just
+ *   popped up; other keys never reach the draft or the answer while the panel has the focus.
+ * - Esc interrupts the running turn (or a running `!command`). Ctrl-C cancels the running turn (a
+ *   second one while it settles exits); while idle it clears a non-empty input, and on an empty
+ *   input it warns, a second Ctrl-C within 3 s exits. Ctrl-D on an empty input exits after the
+ *   running turn. Ctrl-T shows or hides reasoning. SIGTERM / SIGHUP cancel, save and exit 143 / 129
+ *   as in line mode.
+ * - Tab completes `/commands` and `@paths` (`tui/Commands`); `!command` runs a shell command in the
+ *   workspace, shows its output and adds it to the session as context (`tui/Shell`); the input
+ *   history is kept across chats in the harness home and searched with Ctrl-R (`tui/History`).
+ * - Slash commands (`tui/Commands`): `/help`, `/model [id]` (a picker without an id),
+ *   `/resume [id prefix]` (a unique prefix of the id, else a picker), `/sessions`, `/new`, `/clear`,
+ *   `/compact [instructions]`, `/cost`, `/status`, `/mcp`, `/exit`.
+ * - The screen repaints only what changed (pi-tui's differential rendering): streaming appends
+ *   lines, no full-screen clear; while idle no timer runs.
  * - Anything else written to stderr while the UI runs (warnings, diagnostics) is shown as a dim
  *   line in the transcript instead of tearing the screen.
  *
  * @since 0.1.0
  */
-// deep imports: only the modules used reach the bundle (the package index also pulls in a
-// markdown parser and image support)
+// deep imports: only the modules used reach the bundle (the package index also pulls in image
+// support; the Markdown component brings its parser, `marked`)
 import { Editor } from "@mariozechner/pi-tui/dist/components/editor.js"
 import { decodeKittyPrintable, matchesKey } from "@mariozechner/pi-tui/dist/keys.js"
 import { ProcessTerminal } from "@mariozechner/pi-tui/dist/terminal.js"
@@ -50,6 +60,7 @@ import * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type * as Agent from "../../Loop/Agent.js"
 import * as CacheNotice from "../CacheNotice.js"
 import { CliError } from "../CliError.js"
+import * as ApprovalLog from "../ApprovalLog.js"
 import * as ChatSession from "../ChatSession.js"
 import * as CommonOptions from "../CommonOptions.js"
 import * as Mcp from "../../Mcp/Mcp.js"
@@ -58,6 +69,7 @@ import * as ResumePlan from "../../Session/ResumePlan.js"
 import * as HarnessLayer from "../HarnessLayer.js"
 import type * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
+import * as List from "../sessions/List.js"
 import * as SessionRoute from "../SessionRoute.js"
 import * as Signals from "../Signals.js"
 import * as ApprovalPrompt from "../ApprovalPrompt.js"
@@ -202,9 +214,22 @@ class Screen {
     this.started = false
     this.cancelQuestions()
     if (this.armTimer !== undefined) clearTimeout(this.armTimer)
+    this.setRunning(false)
     this.tui.stop()
     this.restoreStderr?.()
     this.restoreStderr = undefined
+  }
+
+  private ticker: ReturnType<typeof setInterval> | undefined
+
+  /** the spinner and elapsed times move while a turn runs; idle, nothing wakes the process */
+  setRunning(running: boolean): void {
+    this.running = running
+    if (running && this.ticker === undefined) this.ticker = setInterval(() => this.render(), 100)
+    if (!running && this.ticker !== undefined) {
+      clearInterval(this.ticker)
+      this.ticker = undefined
+    }
   }
 
   render(): void {
@@ -214,7 +239,7 @@ class Screen {
 
   /** the last frame: the transcript and the status line, without the input and activity lines */
   lastFrame(): void {
-    this.running = false
+    this.setRunning(false)
     this.tui.removeChild(this.activity)
     this.tui.removeChild(this.panel)
     this.tui.removeChild(this.editor)
@@ -493,17 +518,10 @@ export const run = (context: Context) =>
       }),
       (onSigint) => Effect.sync(() => void process.off("SIGINT", onSigint))
     )
-    // the spinner and elapsed times move while a turn runs
-    yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        setInterval(() => {
-          if (screen.running) screen.render()
-        }, 100)
-      ),
-      (timer) => Effect.sync(() => clearInterval(timer))
-    )
 
-    const prompt: Approval.Prompt = Object.assign(
+    // every answer is logged in the session the chat has open (issue 34)
+    let openSession: Agent.Agent["session"] | undefined
+    const prompt: Approval.Prompt = ApprovalLog.logged(Object.assign(
       (question: string, details?: Approval.Rendered) =>
         Effect.callback<Approval.Answer>((resume) => {
           if (inputClosed) return resume(Effect.succeed(undefined))
@@ -511,7 +529,7 @@ export const run = (context: Context) =>
           return Effect.sync(() => screen.withdraw(q))
         }),
       { answersAlways: true }
-    )
+    ), () => openSession)
     const setup = ChatSession.setupOf({
       args,
       choice,
@@ -537,6 +555,7 @@ export const run = (context: Context) =>
           const previous = yield* Ref.getAndSet(current, { agent, scope })
           if (previous !== undefined) yield* Scope.close(previous.scope, Exit.void)
           screen.view.clear()
+          openSession = agent.session
           screen.sessionId = agent.id
           screen.model = model
           screen.facts = CommonOptions.modelFacts(args, provider, model)
@@ -554,7 +573,7 @@ export const run = (context: Context) =>
               Effect.sync(() => {
                 const running = status === "running"
                 if (running && !screen.running) screen.runningSince = Date.now()
-                screen.running = running
+                screen.setRunning(running)
                 if (!running) screen.cancelling = false
                 screen.render()
               })
@@ -616,7 +635,12 @@ export const run = (context: Context) =>
           const stored = yield* ChatSession.storedSessions
           const shown = stored.filter((s) => s.header.id !== agent.id && (ids === undefined || ids.includes(s.header.id)))
           if (shown.length === 0) return screen.notice("no other stored sessions", style.yellow)
-          const items = shown.map((s) => ({ value: s.header.id, label: s.header.id, description: Info.sessionLabel(s) }))
+          const prefixes = List.uniquePrefixes(shown.map((s) => s.header.id))
+          const items = shown.map((s) => ({
+            value: s.header.id,
+            label: prefixes.get(s.header.id) ?? s.header.id,
+            description: Info.sessionLabel(s)
+          }))
           screen.openPicker({
             title: "resume a session",
             items: (query) => Picker.containing(items, query),

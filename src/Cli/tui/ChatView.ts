@@ -3,8 +3,10 @@
  *
  * What it shows, in log order:
  * - prompts (`› …`, long ones clipped with "… N more lines"), steering (`↳ …`);
- * - assistant text as it streams; the text of each model step is its own paragraph, so the text of
- *   consecutive steps is never glued together;
+ * - assistant text as it streams, rendered as Markdown (pi-tui's `Markdown`: headings, emphasis,
+ *   lists, quotes, tables, fenced code blocks, links with their URL; wrapped to the width); the text
+ *   of each model step is its own paragraph, so the text of consecutive steps is never glued
+ *   together;
  * - reasoning, dimmed; collapsed to its last lines unless expanded ({@link ChatView.toggleReasoning});
  * - tool calls with their arguments; while a call runs, a spinner with the elapsed time; then its
  *   outcome: `bash` shows its exit code (a failing command reads `✗ exit code 2`, never "no
@@ -13,7 +15,8 @@
  * - the turn's outcome line (cancelled, error, …) and compaction lines; notices of the UI.
  *
  * Everything the model or a tool produced is neutralised before it reaches the terminal
- * (`TerminalText.neutralize`), so an escape sequence in an answer cannot move the cursor.
+ * (`TerminalText.neutralize`), so an escape sequence in an answer cannot move the cursor; tabs are
+ * expanded to 4-column stops (`tui/Text`), never shown as `\t`.
  *
  * @since 0.1.0
  */
@@ -347,7 +350,11 @@ export class ChatView implements Component {
       block.shownLength = block.text.length
       markdown.setText(Text.display(block.text).replace(/^\n+/, ""))
     }
-    return markdown.render(Math.max(10, width))
+    const lines = markdown.render(Math.max(10, width))
+    // the paragraph break after a block is the view's (trailing blank lines of a stream are not)
+    let end = lines.length
+    while (end > 0 && lines[end - 1]!.trim() === "") end--
+    return end === lines.length ? lines : lines.slice(0, end)
   }
 
   private renderTool(tool: Tool): ReadonlyArray<{ readonly text: string; readonly indent: number }> {

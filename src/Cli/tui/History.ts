@@ -28,6 +28,7 @@ export const MAX_ENTRIES = 1000
  * @category errors
  */
 export class HistoryError extends Schema.TaggedError<HistoryError>()("HistoryError", {
+  code: Schema.Literal("IO_ERROR"),
   message: Schema.String
 }) {}
 
@@ -61,7 +62,7 @@ export const load = (file: string): Effect.Effect<ReadonlyArray<string>, History
       const entries = NodeFs.readFileSync(file, "utf8").split("\n").flatMap(parseLine)
       return entries.slice(-MAX_ENTRIES)
     },
-    catch: (e) => new HistoryError({ message: `cannot read the input history ${file}: ${String(e)}` })
+    catch: (e) => new HistoryError({ code: "IO_ERROR", message: `cannot read the input history ${file}: ${String(e)}` })
   })
 
 /**
@@ -76,7 +77,7 @@ export const append = (file: string, entry: string): Effect.Effect<void, History
       NodeFs.mkdirSync(NodePath.dirname(file), { recursive: true, mode: 0o700 })
       NodeFs.appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 })
     },
-    catch: (e) => new HistoryError({ message: `cannot write the input history ${file}: ${String(e)}` })
+    catch: (e) => new HistoryError({ code: "IO_ERROR", message: `cannot write the input history ${file}: ${String(e)}` })
   })
 
 /**

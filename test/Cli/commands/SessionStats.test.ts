@@ -63,10 +63,27 @@ describe("sessions stats (issue 19)", () => {
       compactions: { total: 0, failed: 0 }
     })
     // model: 500 + 300; tools: one batch 1520..2520 (parallel calls counted once); total 2000
-    expect(stats.timeMs).toEqual({ total: 2_000, model: 800, tools: 1_000, compaction: 0, hooks: 0, harness: 200 })
+    expect(stats.timeMs).toEqual({ total: 2_000, model: 800, tools: 1_000, compaction: 0, hooks: 0, approval: 0, harness: 200 })
     expect(stats.slowestTools.map((t) => [t.name, t.ms])).toEqual([["bash", 1_000], ["read", 79]])
     // a log without any cost: cost unknown, not zero
     expect(SessionStats.compute(events.slice(8)).cost).toBeNull()
+  })
+
+  it("[issue 34] the wait for an approval answer is approval time, not tool time", () => {
+    const events: ReadonlyArray<SessionEvent> = [
+      ev(0, 1_000, "turn/start", { turn: 1, trigger: { kind: "message", source: { kind: "user" } } }),
+      ev(1, 1_000, "step/start", { turn: 1, step: 1 }),
+      ev(2, 1_100, "assistant/message", { turn: 1, step: 1, content: [], provenance }, "append"),
+      ev(3, 1_100, "tool/call", { turn: 1, step: 1, callId: "a", name: "edit", arguments: "{}" }),
+      // the user took 4 s to answer; the edit itself took 0.1 s
+      ev(4, 5_100, "approval/answer", { callId: "a", tool: "edit", answer: "yes", by: "user", waitMs: 4_000 }),
+      ev(5, 5_200, "tool/result", { turn: 1, step: 1, callId: "a", content: [], isError: false }, "append"),
+      ev(6, 5_200, "step/end", { turn: 1, step: 1 }),
+      ev(7, 5_300, "turn/end", { turn: 1, reason: { kind: "completed" } })
+    ]
+    const stats = SessionStats.compute(events)
+    expect(stats.timeMs).toEqual({ total: 4_300, model: 100, tools: 100, compaction: 0, hooks: 0, approval: 4_000, harness: 100 })
+    expect(stats.slowestTools.map((t) => [t.name, t.ms])).toEqual([["edit", 100]])
   })
 
   it.live("[spawned CLI] a priced DeepSeek run with a retry and a tool call: result cost, stats text and --json, show total", () =>
