@@ -17,7 +17,8 @@ const allowed: Readonly<Record<string, ReadonlyArray<string>>> = {
   Telemetry: ["Llm"],
   Loop: ["Llm", "Session"],
   Mcp: ["Llm", "Session", "Loop"],
-  Cli: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry"]
+  Checkpoint: ["Llm", "Session", "Loop"],
+  Cli: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry", "Checkpoint"]
 }
 
 /** Documented exceptions: file → areas it may import beyond its area's list. */
