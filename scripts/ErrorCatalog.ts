@@ -119,7 +119,11 @@ const meanings: Readonly<Record<string, string>> = {
   MCP_CONNECT_FAILED: "an MCP server could not be started, reached or initialised",
   MCP_TIMEOUT: "an MCP server did not answer in time",
   MCP_SERVER_ERROR: "an MCP server answered with an error",
-  MCP_PROTOCOL_ERROR: "an MCP server broke the protocol"
+  MCP_PROTOCOL_ERROR: "an MCP server broke the protocol",
+  // checkpoints and rewind (issue 33)
+  CHECKPOINT_IO: "the checkpoint journal, its store or the workspace could not be read or written (the change is not made)",
+  REWIND_CONFLICT: "files changed outside the agent since the checkpoint, or too large to have been kept; they are listed and nothing is restored without --force",
+  REWIND_TARGET: "the turn to rewind to does not exist or has not ended"
 }
 
 /** Where errors of a class surface when they are not turn failures (the exit column is left out for them). */
@@ -140,7 +144,10 @@ const surfaces: Readonly<Record<string, string>> = {
   ToolConfigError: "When the agent is made (a configuration error).",
   SessionPrefixError: "When the agent is made (a configuration error).",
   JsonError: "Where a value enters the log or a request; the enclosing operation fails with it.",
-  AcpError: "Sent to the editor as the JSON-RPC error of its request (`harness acp`); the agent goes on serving."
+  AcpError: "Sent to the editor as the JSON-RPC error of its request (`harness acp`); the agent goes on serving.",
+  CheckpointIoError: "As the tool's error result when the pre-image cannot be kept (the change is not made); from `sessions rewind` as one line on stderr, exit 4.",
+  RewindConflictError: "From `sessions rewind` and `/rewind`: one line listing the files, exit 4; nothing changed.",
+  RewindTargetError: "From `sessions rewind` and `/rewind`: one line, exit 2."
 }
 
 /** Codes the loop writes into turn ends and tool results without an error class of their own. */

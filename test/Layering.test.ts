@@ -22,10 +22,11 @@ const allowed: Readonly<Record<string, ReadonlyArray<string>>> = {
   Workspace: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Tools"],
   Policy: ["Llm", "Session", "Loop", "Tools", "Workspace"],
   Hooks: ["Llm", "Session", "Loop", "Mcp", "Tools", "Workspace"],
-  CodingAgent: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry", "Tools", "Workspace", "Policy", "Hooks"],
+  CodingAgent: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry", "Tools", "Workspace", "Policy", "Hooks", "Checkpoint"],
+  Checkpoint: ["Llm", "Session", "Loop"],
   Export: ["Llm", "Session"],
   Acp: ["Llm", "Session", "Loop"],
-  Cli: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry", "Tools", "Workspace", "Policy", "Hooks", "CodingAgent", "Export", "Acp"]
+  Cli: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Telemetry", "Tools", "Workspace", "Policy", "Hooks", "CodingAgent", "Export", "Acp", "Checkpoint"]
 }
 
 /** Documented exceptions: file → areas it may import beyond its area's list. */

@@ -1,7 +1,8 @@
 /**
  * The content-addressed store of pre-images: `<journal dir>/objects/<2 hex>/<sha256>`, each object a
  * private (0600) copy of a file's bytes, written once (a temp copy hashed then renamed into place,
- * so an object's name is always the hash of its bytes, even if the source changes meanwhile).
+ * so an object's name is always the hash of its bytes, even if the source changes meanwhile; a
+ * file up to 1 MiB is read once into memory, hashed and written from that buffer).
  *
  * Bounds: a file larger than `maxFileBytes`, or one that would take the store past `maxTotalBytes`,
  * is not kept (its state says `stored: false` and a notice is returned); its hash is still taken
@@ -71,6 +72,9 @@ export interface Store {
 
 const CHUNK = 1024 * 1024
 
+/** files up to this size are read into memory once instead of copied then hashed */
+const SMALL_FILE_BYTES = 1024 * 1024
+
 /**
  * sha256 of a file's bytes, read in chunks.
  *
@@ -125,6 +129,14 @@ const sizeOfTree = (dir: string): number => {
 export const open = (dir: string, bounds: Bounds): Store => {
   let total = sizeOfTree(NodePath.join(dir, "objects"))
   let counter = 0
+  const made = new Set<string>()
+  const ensureDir = (path: string): string => {
+    if (!made.has(path)) {
+      NodeFs.mkdirSync(path, { recursive: true, mode: 0o700 })
+      made.add(path)
+    }
+    return path
+  }
   const put: Store["put"] = (absolute, relative, stats) => {
     const size = Number(stats.size)
     const mode = Number(stats.mode) & 0o7777
@@ -136,20 +148,33 @@ export const open = (dir: string, bounds: Bounds): Store => {
         : `the checkpoint journal is full (${bounds.maxTotalBytes} bytes): the previous content of ${relative} is not kept and cannot be rewound`
       return { state: { kind: "file", hash: hashFile(absolute), size, mode, stored: false }, notice }
     }
-    NodeFs.mkdirSync(NodePath.join(dir, "objects"), { recursive: true, mode: 0o700 })
-    const temp = NodePath.join(dir, "objects", `.tmp-${process.pid}-${counter++}`)
-    NodeFs.copyFileSync(absolute, temp, NodeFs.constants.COPYFILE_FICLONE)
-    const hash = hashFile(temp)
+    const objects = ensureDir(NodePath.join(dir, "objects"))
+    const temp = NodePath.join(objects, `.tmp-${process.pid}-${counter++}`)
+    // small files are read once (hash and copy from one buffer); larger ones are copied, then the
+    // copy is hashed (its name is the hash of exactly the bytes kept)
+    let hash: string
+    let kept: number
+    if (size <= SMALL_FILE_BYTES) {
+      const bytes = NodeFs.readFileSync(absolute)
+      hash = NodeCrypto.createHash("sha256").update(bytes).digest("hex")
+      kept = bytes.length
+      if (NodeFs.existsSync(objectPath(dir, hash))) return { state: { kind: "file", hash, size: kept, mode, stored: true } }
+      NodeFs.writeFileSync(temp, bytes, { mode: 0o600 })
+    } else {
+      NodeFs.copyFileSync(absolute, temp, NodeFs.constants.COPYFILE_FICLONE)
+      NodeFs.chmodSync(temp, 0o600)
+      hash = hashFile(temp)
+      kept = NodeFs.statSync(temp).size
+    }
     const target = objectPath(dir, hash)
     if (NodeFs.existsSync(target)) {
       NodeFs.unlinkSync(temp)
     } else {
-      NodeFs.chmodSync(temp, 0o600)
-      NodeFs.mkdirSync(NodePath.dirname(target), { recursive: true, mode: 0o700 })
+      ensureDir(NodePath.dirname(target))
       NodeFs.renameSync(temp, target)
-      total += size
+      total += kept
     }
-    return { state: { kind: "file", hash, size: NodeFs.statSync(target).size, mode, stored: true } }
+    return { state: { kind: "file", hash, size: kept, mode, stored: true } }
   }
   return { dir, put, total: () => total }
 }

@@ -122,6 +122,7 @@ export const help = [
   "/sessions list stored sessions",
   "/compact [instructions]  summarise the conversation so far to free context",
   "/resume   continue this session's interrupted turn",
+  "/rewind [N [code|conversation|both] [force]]  back to the end of turn N (files and/or conversation)",
   "/exit     quit"
 ].join("\n")
 

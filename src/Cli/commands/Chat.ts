@@ -10,7 +10,7 @@
  * - SIGTERM, SIGHUP and a closed stdout cancel the running turn, save the session and exit 143 /
  *   129 / 141; a second signal meanwhile exits at once. A session that cannot be saved exits 4.
  * - Slash commands (while idle): `/help`, `/new` (a fresh session), `/sessions` (stored sessions
- *   of every directory, most recent first), `/exit`.
+ *   of every directory, most recent first), `/rewind` (issue 33: `sessions/Rewind.inChat`), `/exit`.
  * - Mutating tools ask for approval on the terminal unless `--yes`; without a terminal they are
  *   denied with a reason the model can read.
  * - Without a terminal (stdin piped from a file or a program) chat is a script: each line waits for
@@ -40,6 +40,7 @@ import * as Logger from "../Logger.js"
 import * as Output from "../Output.js"
 import * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
+import * as RewindCommand from "../sessions/Rewind.js"
 import * as SessionRoute from "../SessionRoute.js"
 import * as Signals from "../Signals.js"
 import * as Approval from "../../Policy/Approval.js"
@@ -125,10 +126,14 @@ export const command = Command.make("chat", CommonOptions.options, (given) =>
       const current = yield* Ref.make<{ readonly agent: Agent.Agent; readonly scope: Scope.Closeable } | undefined>(
         undefined
       )
-      const open = (fresh: boolean) =>
+      const open = (fresh: boolean | Agent.SessionChoice) =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
-          const session = fresh ? { _tag: "New", cwd } as const : yield* CommonOptions.sessionChoice(args, cwd)
+          const session = typeof fresh === "object"
+            ? fresh
+            : fresh
+            ? { _tag: "New", cwd } as const
+            : yield* CommonOptions.sessionChoice(args, cwd)
           const agent = yield* openAgent({ args, choice, session, cwd }).pipe(Scope.provide(scope))
           // one observer per append on the hot path: print, and report how each turn ended
           yield* agent.session.observe((event) => {
@@ -194,6 +199,15 @@ export const command = Command.make("chat", CommonOptions.options, (given) =>
               Effect.catch((e) => err(`error: ${e.message}\n`))
             )
             yield* err("› ")
+          } else if (name === "/rewind") {
+            // issue 33: files (the journal) and/or conversation (a fork, continued here)
+            const done = yield* RewindCommand.inChat(agent.session, text.slice(name.length))
+            yield* err(`${done.text}\n`)
+            if (done.fork !== undefined) {
+              yield* SaveCheck.ensureSaved(agent.id)
+              yield* close
+              agent = yield* open({ _tag: "Resume", id: done.fork })
+            } else yield* err("› ")
           } else if (name === "/resume") {
             yield* ChatSession.resumeTurn(agent, prompt, (line) => err(`${line}\n`))
             yield* err("› ")

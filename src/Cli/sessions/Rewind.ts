@@ -49,17 +49,86 @@ const lastTurn = (events: ReadonlyArray<SessionEvent>): number =>
   events.reduce((n, e) => e.type === "turn/start" ? Math.max(n, e.data.turn) : n, 0)
 
 // the journal directories of a session and its ancestors (a fork's seed manifests name the parent's objects)
-const objectDirs = (home: string, id: string) =>
+const objectDirs = (home: string, session: Session.Session) =>
   Effect.gen(function*() {
     const sessions = yield* SessionStore.SessionStore
-    const dirs: Array<string> = []
-    let at: string | undefined = id
+    const dirs: Array<string> = [Journal.dirOf(home, session.id)]
+    let at: string | undefined = session.header.parentSession
     while (at !== undefined && dirs.length < 64) {
       dirs.push(Journal.dirOf(home, at))
       const parent: string | undefined = (yield* Effect.mapError(sessions.snapshot(at), UserErrors.toCli)).header.parentSession
       at = parent
     }
     return dirs
+  })
+
+const harnessHome = Effect.mapError(DataDir.harnessHome, (e) => new CliError({ message: `error: ${e.message}`, exitCode: ExitCode.Usage }))
+
+/**
+ * The turn end a fork keeps, or a usage error.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const forkChild = (session: Session.Session, turn: number) =>
+  Effect.gen(function*() {
+    const sessions = yield* SessionStore.SessionStore
+    if (turn === 0) {
+      return yield* new CliError({ message: "error: there is no conversation before turn 1 to fork; rewind the code only", exitCode: ExitCode.Usage })
+    }
+    const events = yield* Effect.mapError(session.events, UserErrors.toCli)
+    const boundary = yield* Effect.mapError(Rewind.boundaryOf(events, turn), toCli)
+    yield* Effect.mapError(sessions.flush(session.id), UserErrors.toCli)
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const child = yield* Effect.mapError(sessions.forkStored(session.id, boundary, SessionIds.make()), UserErrors.toCli)
+      yield* Effect.mapError(sessions.flush(child.id), UserErrors.toCli)
+      return child.id
+    }))
+  })
+
+/**
+ * Restores the workspace of a session open for writing (this process holds it) to the end of
+ * `turn`, records the rewind in its log and returns the line that says what happened. A marker
+ * left by a cut-off rewind is finished first (and said so) instead.
+ *
+ * @since 0.1.0
+ * @category handlers
+ */
+export const restore = (options: {
+  readonly session: Session.Session
+  readonly turn: number
+  readonly force: boolean
+  /** runs after the checks, before the first change (the fork of `both`) */
+  readonly prepare?: Effect.Effect<string, CliError, SessionStore.SessionStore>
+}): Effect.Effect<{ readonly marker: Rewind.Marker; readonly line: string }, CliError, SessionStore.SessionStore> =>
+  Effect.gen(function*() {
+    const session = options.session
+    const home = yield* harnessHome
+    const root = session.header.cwd
+    if (root === undefined) {
+      return yield* new CliError({ message: `error: session ${session.id} does not record its workspace directory`, exitCode: ExitCode.Session })
+    }
+    const dir = Journal.dirOf(home, session.id)
+    const prepare = options.prepare
+    const result = yield* Rewind.run({
+      root,
+      dir,
+      objectDirs: yield* objectDirs(home, session),
+      events: yield* Effect.mapError(session.events, UserErrors.toCli),
+      turn: options.turn,
+      force: options.force,
+      recordTo: session.id,
+      ...(prepare === undefined ? {} : { prepare: Effect.map(prepare, (fork) => ({ recordTo: session.id, fork })) })
+    }).pipe(Effect.mapError((e) => e instanceof CliError ? e : toCli(e)))
+    yield* recordIn(dir, result.marker, session)
+    const marker = result.marker
+    const restored = Rewind.record(marker, 0).changes.length
+    const line = `${result.resumed ? "finished the interrupted rewind" : "rewound"} the workspace to the end of turn ${marker.turn}: ${restored} path${
+      restored === 1 ? "" : "s"
+    } restored${marker.skipped.length > 0 ? `; left as they are: ${marker.skipped.join(", ")}` : ""}${
+      result.resumed && marker.turn !== options.turn ? `; run it again to rewind to turn ${options.turn}` : ""
+    }`
+    return { marker, line }
   })
 
 // appends the rewind's record to its session unless a crashed run already did, then drops the marker
@@ -88,53 +157,59 @@ export const run = (options: {
 }): Effect.Effect<void, CliError, SessionStore.SessionStore | Scope.Scope> =>
   Effect.gen(function*() {
     const sessions = yield* SessionStore.SessionStore
-    const home = yield* Effect.mapError(DataDir.harnessHome, (e) => new CliError({ message: `error: ${e.message}`, exitCode: ExitCode.Usage }))
-    const source = yield* Effect.mapError(sessions.snapshot(options.id), UserErrors.toCli)
-    const events = source.events.slice(0, source.events.length - source.repaired.length)
-    const boundary = yield* Effect.mapError(Rewind.boundaryOf(events, options.turn), toCli)
-    const forkChild = Effect.gen(function*() {
-      if (options.turn === 0) {
-        return yield* new CliError({ message: "error: there is no conversation before turn 1 to fork; use --code", exitCode: ExitCode.Usage })
-      }
-      const child = yield* Effect.mapError(sessions.forkStored(options.id, boundary, SessionIds.make()), UserErrors.toCli)
-      yield* Effect.mapError(sessions.flush(child.id), UserErrors.toCli)
-      return child
-    })
-    if (options.mode === "conversation") {
-      const child = yield* forkChild
-      return yield* Effect.sync(() => Output.processSinks.stdout(`${child.id}\n`))
-    }
-    const root = source.header.cwd
-    if (root === undefined) {
-      return yield* new CliError({ message: `error: session ${options.id} does not record its workspace directory`, exitCode: ExitCode.Session })
-    }
-    const dir = Journal.dirOf(home, options.id)
     // the record goes to this session's log, whose writer lock is taken before anything changes
     const own = yield* Effect.mapError(sessions.open(options.id), UserErrors.toCli)
-    const result = yield* Rewind.run({
-      root,
-      dir,
-      objectDirs: yield* objectDirs(home, options.id),
-      events,
+    if (options.mode === "conversation") {
+      const child = yield* forkChild(own, options.turn)
+      return yield* Effect.sync(() => Output.processSinks.stdout(`${child}\n`))
+    }
+    const done = yield* restore({
+      session: own,
       turn: options.turn,
       force: options.force,
-      recordTo: options.id,
-      ...(options.mode === "both"
-        ? {
-          prepare: Effect.map(forkChild, (child) => ({ recordTo: options.id, fork: child.id }))
-        }
-        : {})
-    }).pipe(Effect.mapError((e) => e instanceof CliError ? e : toCli(e)))
-    yield* recordIn(dir, result.marker, own)
-    const marker = result.marker
-    const restored = Rewind.record(marker, 0).changes.length
-    yield* say(
-      `${result.resumed ? "finished the interrupted rewind" : "rewound"} the workspace to the end of turn ${marker.turn}: ${restored} path${
-        restored === 1 ? "" : "s"
-      } restored${marker.skipped.length > 0 ? `; left as they are: ${marker.skipped.join(", ")}` : ""}`
-    )
-    if (result.resumed && marker.turn !== options.turn) {
-      yield* say(`run the command again to rewind to turn ${options.turn}`)
-    }
-    if (marker.fork !== undefined) yield* Effect.sync(() => Output.processSinks.stdout(`${marker.fork}\n`))
+      ...(options.mode === "both" ? { prepare: forkChild(own, options.turn) } : {})
+    })
+    yield* say(done.line)
+    if (done.marker.fork !== undefined) yield* Effect.sync(() => Output.processSinks.stdout(`${done.marker.fork}\n`))
   })
+
+/**
+ * `/rewind [N [code|conversation|both] [force]]` in chat, over the chat's own live session: without
+ * `N`, the turns and the files each changed; else the rewind, with the fork to continue in (if
+ * any). Every answer is a few lines for the terminal.
+ *
+ * @since 0.1.0
+ * @category handlers
+ */
+export const inChat = (
+  session: Session.Session,
+  argsText: string
+): Effect.Effect<{ readonly text: string; readonly fork?: string }, never, SessionStore.SessionStore> =>
+  Effect.gen(function*() {
+    const words = argsText.trim().split(/\s+/).filter((w) => w !== "")
+    const turn = words[0] === undefined ? undefined : Number(words[0])
+    const mode = words.find((w): w is Mode => w === "code" || w === "conversation" || w === "both") ?? "both"
+    const unknown = words.slice(1).filter((w) => w !== mode && w !== "force")
+    if (turn === undefined || !Number.isSafeInteger(turn) || unknown.length > 0) {
+      const events = yield* session.events
+      const lines = Manifest.summaryLines(events)
+      return {
+        text: [
+          "usage: /rewind N [code|conversation|both] [force]  (back to the end of turn N; 0: before the first turn)",
+          ...(lines.length === 0 ? ["no workspace changes recorded in this session"] : lines)
+        ].join("\n")
+      }
+    }
+    if (mode === "conversation") {
+      const fork = yield* forkChild(session, turn)
+      return { text: `continuing in ${fork}, forked after turn ${turn}`, fork }
+    }
+    const done = yield* restore({
+      session,
+      turn,
+      force: words.includes("force"),
+      ...(mode === "both" ? { prepare: forkChild(session, turn) } : {})
+    })
+    const fork = done.marker.fork
+    return fork === undefined ? { text: done.line } : { text: `${done.line}; continuing in ${fork}`, fork }
+  }).pipe(Effect.catch((e) => Effect.succeed({ text: e.message })))

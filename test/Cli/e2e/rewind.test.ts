@@ -181,4 +181,30 @@ describe("harness CLI end to end: rewind (issue 33)", () => {
       expect(snapshot(work)).toEqual(snaps[3])
       expect(snapshot(work, true)).toEqual(gitBefore)
     }), TIMEOUT)
+
+  it.live("[issue 33] /rewind in chat: lists the changes, restores the files, and continues in a fork", () =>
+    Effect.gen(function*() {
+      const tmp = yield* Cli.tempDir("rewind-chat-")
+      const home = yield* Cli.tempDir("rewind-chat-home-")
+      const work = join(tmp, "ws")
+      yield* Effect.sync(() => {
+        mkdirSync(work)
+        writeFileSync(join(work, "a.txt"), "before\n")
+      })
+      const file = script(tmp, "s", [
+        call("w1", "write", { file_path: "a.txt", content: "after\n" }),
+        call("w2", "bash", { command: "mkdir gen && echo g > gen/g.txt" })
+      ])
+      const r = yield* Cli.runCli(["chat", "--yes", "--script", file], {
+        cwd: work,
+        home,
+        stdin: "change things\n/rewind\n/rewind 0 code\n/rewind 1 conversation\n"
+      })
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toMatch(/turn 1: 3 paths: a\.txt \(changed by write\), gen \(created by bash\), gen\/g\.txt \(created by bash\)/)
+      expect(r.stderr).toContain("rewound the workspace to the end of turn 0: 3 paths restored")
+      expect(r.stderr).toMatch(/continuing in harness-session-\S+, forked after turn 1/)
+      expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("before\n")
+      expect(existsSync(join(work, "gen"))).toBe(false)
+    }), TIMEOUT)
 })
