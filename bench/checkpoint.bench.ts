@@ -18,8 +18,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Journal from "../src/Checkpoint/Journal.js"
-import * as Bash from "../src/Cli/tools/Bash.js"
-import * as Workspace from "../src/Cli/tools/Workspace.js"
+import * as Bash from "../src/Tools/Bash.js"
+import * as Workspace from "../src/Tools/Workspace.js"
 import { median, report } from "./Bench.js"
 
 const RUNS = 7

@@ -12,7 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Session } from "../Session/Session.js"
-import type * as Approval from "./tools/Approval.js"
+import type * as Approval from "../Policy/Approval.js"
 
 /**
  * The logged name of an answer.
