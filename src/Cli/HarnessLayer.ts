@@ -33,6 +33,7 @@ import type * as WorkspaceTrust from "../Workspace/WorkspaceTrust.js"
 import { CliError } from "./CliError.js"
 import * as DemoModel from "./DemoModel.js"
 import { ExitCode } from "./ExitCode.js"
+import * as Output from "./Output.js"
 import * as ProviderChoice from "./ProviderChoice.js"
 import * as ScriptErrors from "./ScriptErrors.js"
 
@@ -223,5 +224,7 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
     workspaceTrust: setup.workspaceTrust,
     consentPrompt: setup.consentPrompt,
     allowHomeWorkspace: setup.allowHomeWorkspace,
-    notice
+    notice,
+    // the MCP client's lines name their server and carry no prefix
+    mcpNotice: (line) => Effect.sync(() => Output.terminalSinks.stderr(`${line}\n`))
   }).pipe(mapLayerError(buildFailure(setup.cwd)))

@@ -107,6 +107,8 @@ export interface Options<AE = never, PE = never> {
   readonly allowHomeWorkspace?: boolean | undefined
   /** says one line to the user (default: a warning log) */
   readonly notice?: Notice.Say | undefined
+  /** says one line about an MCP server (default: `notice`) */
+  readonly mcpNotice?: Notice.Say | undefined
 }
 
 /**
@@ -304,7 +306,7 @@ const compose = <AE, PE>(options: Options<AE, PE>, loaded: Loaded, notice: Notic
       explicitFiles: options.mcpConfig ?? [],
       approval: options.approval ?? "deny",
       workspaceTrusted: loaded.trusted,
-      notice: options.notice ?? ((line) => Effect.logWarning(line))
+      notice: options.mcpNotice ?? options.notice ?? Notice.Notice.defaultValue()
     })
   )
   const base = Layer.mergeAll(tools, LoopHooks.layer, SystemPrompt.layer, store, llm)

@@ -225,29 +225,24 @@ const normalizeOutput = (output: unknown): Tool.ToolExecutionResult => {
   return ToolPipeline.errorResult("tool returned an invalid result (expected content blocks)")
 }
 
-/**
- * Installs the bridge on the loop and tool points for the scope. Install it BEFORE the permission
- * listener: the bridge's pre-execute runs first and hands a hook's `updatedInput` downstream, so
- * the permission rules judge the call as it will run.
- *
- * @since 0.1.0
- * @category registration
- */
-export const install = (
-  options: Options
-): Effect.Effect<
-  void,
-  never,
-  | Hooks.LoopHooks
-  | ToolRuntime.ToolRuntime
-  | AgentSessions.AgentSessions
-  | SessionStore.SessionStore
-  | FileSystem.FileSystem
-  | Scope.Scope
-> =>
+/** The bridge's state and its one way to run an event's handlers, shared by the points it listens on. */
+interface Runner {
+  readonly notice: (line: string) => Effect.Effect<void>
+  readonly limit: number
+  readonly pendingStop: Ref.Ref<Map<string, string>>
+  readonly rewrites: Ref.Ref<Map<string, { readonly value: Json; readonly handlerId: string }>>
+  readonly append: (
+    agent: Hooks.HookAgent | undefined,
+    inputs: ReadonlyArray<Parameters<Hooks.HookAgent["session"]["append"]>[0]>
+  ) => Effect.Effect<void>
+  readonly fire: (f: Fire) => Effect.Effect<{ readonly merged: HookOutcome.Merged; readonly ids: ReadonlyArray<string> }>
+  readonly markStop: (agentId: string, reason: string) => Effect.Effect<void>
+  readonly agentOf: (id: string) => Effect.Effect<Hooks.HookAgent | undefined>
+}
+
+/** Compiles the handlers, guards the project hooks' scripts, prepares their environments and `fire`. */
+const makeRunner = (options: Options) =>
   Effect.gen(function*() {
-    const hooks = yield* Hooks.LoopHooks
-    const rt = yield* ToolRuntime.ToolRuntime
     const sessions = yield* AgentSessions.AgentSessions
     const store = yield* SessionStore.SessionStore
     const persistence = yield* Effect.serviceOption(SessionPersistence.SessionPersistence)
@@ -410,7 +405,15 @@ export const install = (
 
     const markStop = (agentId: string, reason: string) => Ref.update(pendingStop, (m) => new Map(m).set(agentId, reason))
     const agentOf = (id: string) => sessions.get(id)
+    const runner: Runner = { notice, limit, pendingStop, rewrites, append, fire, markStop, agentOf }
+    return runner
+  })
 
+/** SessionStart and SessionEnd. */
+const onSession = (r: Runner) =>
+  Effect.gen(function*() {
+    const hooks = yield* Hooks.LoopHooks
+    const { fire } = r
     // SessionStart
     yield* hooks.sessionStart.register(({ agent, source: origin }) =>
       Effect.gen(function*() {
@@ -429,7 +432,13 @@ export const install = (
     yield* hooks.disposed.register(({ agent }) =>
       Effect.asVoid(fire({ event: "SessionEnd", agent, payload: { reason: "exit" }, log: false }))
     )
+  })
 
+/** UserPromptSubmit: block, or add contexts after the prompt. */
+const onPromptSubmit = (r: Runner) =>
+  Effect.gen(function*() {
+    const hooks = yield* Hooks.LoopHooks
+    const { fire, pendingStop } = r
     // UserPromptSubmit
     yield* hooks.promptSubmit.register((input, next) =>
       Effect.gen(function*() {
@@ -454,7 +463,13 @@ export const install = (
         })
       })
     )
+  })
 
+/** PreToolUse: deny, ask, or rewrite the input the permission rules then judge. */
+const onPreToolUse = (r: Runner) =>
+  Effect.gen(function*() {
+    const rt = yield* ToolRuntime.ToolRuntime
+    const { fire, agentOf, markStop, rewrites } = r
     // PreToolUse
     yield* rt.hooks.preExecute.register((input, next) =>
         Effect.gen(function*() {
@@ -486,7 +501,13 @@ export const install = (
           return downstream
         })
     )
+  })
 
+/** A PreToolUse `updatedInput`: the tool runs with the rewritten input (validated by the tool itself). */
+const onRewrittenInput = (r: Runner) =>
+  Effect.gen(function*() {
+    const rt = yield* ToolRuntime.ToolRuntime
+    const { append, agentOf, rewrites } = r
     // updatedInput: run the tool with the rewritten input (validated by the tool itself)
     yield* rt.hooks.execute.register((input, next) =>
       Effect.gen(function*() {
@@ -550,7 +571,13 @@ export const install = (
         return deferred.length === 0 ? withNote : { ...withNote, additionalContexts: [...deferred, ...(result.additionalContexts ?? [])] }
       })
     )
+  })
 
+/** PostToolUse / PostToolUseFailure: feedback, contexts, a rewritten output. */
+const onPostToolUse = (r: Runner) =>
+  Effect.gen(function*() {
+    const rt = yield* ToolRuntime.ToolRuntime
+    const { fire, append, agentOf, markStop } = r
     // PostToolUse / PostToolUseFailure
     yield* rt.hooks.postExecute.register((input, next) =>
       Effect.gen(function*() {
@@ -611,7 +638,13 @@ export const install = (
         })
       })
     )
+  })
 
+/** Stop, and the pending `continue: false` of any event. */
+const onStop = (r: Runner) =>
+  Effect.gen(function*() {
+    const hooks = yield* Hooks.LoopHooks
+    const { fire, pendingStop, limit, notice } = r
     // Stop, and the pending continue:false of any event
     yield* hooks.turnContinuation.register((input, next) =>
       Effect.gen(function*() {
@@ -646,6 +679,36 @@ export const install = (
         })
       })
     )
+  })
+
+/**
+ * Installs the bridge on the loop and tool points for the scope. Install it BEFORE the permission
+ * listener: the bridge's pre-execute runs first and hands a hook's `updatedInput` downstream, so
+ * the permission rules judge the call as it will run.
+ *
+ * @since 0.1.0
+ * @category registration
+ */
+export const install = (
+  options: Options
+): Effect.Effect<
+  void,
+  never,
+  | Hooks.LoopHooks
+  | ToolRuntime.ToolRuntime
+  | AgentSessions.AgentSessions
+  | SessionStore.SessionStore
+  | FileSystem.FileSystem
+  | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const r = yield* makeRunner(options)
+    yield* onSession(r)
+    yield* onPromptSubmit(r)
+    yield* onPreToolUse(r)
+    yield* onRewrittenInput(r)
+    yield* onPostToolUse(r)
+    yield* onStop(r)
   })
 
 /**
