@@ -29,6 +29,7 @@ import * as Scripted from "../src/Adapter/Scripted.js"
 import * as BlockAssembler from "../src/Llm/BlockAssembler.js"
 import * as ContentBlock from "../src/Llm/ContentBlock.js"
 import * as Hooks from "../src/Loop/Hooks.js"
+import * as Scheduling from "../src/Loop/Scheduling.js"
 import * as TestKit from "../src/Loop/TestKit.js"
 import * as Tool from "../src/Loop/Tool.js"
 import { median, report, timeMs } from "./Bench.js"
@@ -67,7 +68,7 @@ const endToEnd = Effect.gen(function*() {
   if (chunks !== STEPS * CHUNKS_PER_STEP || results !== STEPS) {
     return yield* Effect.die(new Error(`unexpected run: ${chunks} chunks, ${results} tool results`))
   }
-}).pipe(Effect.scoped, Effect.provide(TestKit.layer({ script: replies })))
+}).pipe(Effect.scoped, Effect.provide(TestKit.layer({ script: replies })), Effect.provide(Scheduling.layer)) // the CLI's scheduler
 
 const chunkLists = replies.map((r) => Scripted.toChunks(r))
 

@@ -27,6 +27,7 @@ import * as StreamChunk from "../src/Llm/StreamChunk.js"
 import * as Agent from "../src/Loop/Agent.js"
 import * as Hooks from "../src/Loop/Hooks.js"
 import * as SystemPrompt from "../src/Loop/SystemPrompt.js"
+import * as Scheduling from "../src/Loop/Scheduling.js"
 import * as ToolRuntime from "../src/Loop/ToolRuntime.js"
 import * as Jsonl from "../src/Session/persistence/Jsonl.js"
 import * as SessionStore from "../src/Session/SessionStore.js"
@@ -174,7 +175,7 @@ export const probe = (options: ProbeOptions): Promise<ProbeResult> => {
       idleHeapPerAgentBytes: Math.round((idle - baseline) / options.agents)
     }
   })
-  return Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(services))).finally(() => {
+  return Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(services), Effect.provide(Scheduling.layer))).finally(() => {
     if (root !== undefined) rmSync(root, { recursive: true, force: true })
   })
 }

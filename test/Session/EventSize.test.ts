@@ -13,7 +13,7 @@ describe("EventSize (issue 26)", () => {
     expect(EventSize.oversize({ parts: Array.from({ length: 70 }, () => "y".repeat(1024 * 1024)) })).toBeGreaterThan(
       EventSize.MAX_EVENT_BYTES
     )
-  })
+  }, 120_000) // hundreds of MB of strings: slow on a loaded machine, not a speed check
 
   it("an append over the cap is refused with INVALID_EVENT before it is committed", () => {
     const input = {
@@ -24,5 +24,5 @@ describe("EventSize (issue 26)", () => {
     const result = Validate.appendInputGeneric(Surface.makeState(), input, 0, 1)
     expect(Result.isFailure(result) && result.failure.code).toBe("INVALID_EVENT")
     expect(Result.isFailure(result) && result.failure.message).toContain("over the limit of 67108864 bytes")
-  })
+  }, 120_000)
 })
