@@ -258,4 +258,24 @@ describe("Bridge (HB-3..HB-11)", () => {
       expect(project).not.toContain("GITHUB_TOKEN")
       expect(project).toContain(`CLAUDE_PROJECT_DIR=${root}`)
     }))
+
+  it.live("[DEC-16] tool-event hooks get the call's idempotency key as HARNESS_IDEMPOTENCY_KEY; other events do not", () =>
+    Effect.gen(function*() {
+      const root = tempRoot()
+      const settings = settingsOf({
+        PreToolUse: [{ hooks: [{ type: "command", command: `echo "pre=$HARNESS_IDEMPOTENCY_KEY" >> ${join(root, "keys")}` }] }],
+        PostToolUse: [{ hooks: [{ type: "command", command: `echo "post=$HARNESS_IDEMPOTENCY_KEY" >> ${join(root, "keys")}` }] }],
+        Stop: [{ hooks: [{ type: "command", command: `echo "stop=\${HARNESS_IDEMPOTENCY_KEY-unset}" >> ${join(root, "keys")}` }] }]
+      })
+      const id = yield* Effect.gen(function*() {
+        const t = yield* TestKit.agent({ session: { _tag: "New", cwd: root } })
+        yield* t.prompt("go")
+        return t.agent.id
+      }).pipe(Effect.provide(layer(root, [Scripted.call("c1", "bash", args({ command: "true" })), Scripted.text("done")], settings, [])))
+      expect(readFileSync(join(root, "keys"), "utf8").split("\n").filter((l) => l !== "")).toEqual([
+        `pre=${id}:1:1:c1`,
+        `post=${id}:1:1:c1`,
+        "stop=unset"
+      ])
+    }))
 })

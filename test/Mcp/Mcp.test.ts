@@ -92,6 +92,11 @@ describe("Mcp tools in the loop (server-everything, server-filesystem over stdio
       expect(r1?.isError).toBe(false)
       expect(text(r1!)).toBe("Echo: hi")
       expect(r1?.meta).toEqual({ mcp: { server: "everything", tool: "echo" } })
+      // the call's idempotency key reaches the server in the request's _meta (DEC-16)
+      const echoCall = readFileSync(received, "utf8").split("\n").find((l) =>
+        l.includes(`"method":"tools/call"`) && l.includes(`"message":"hi"`)
+      )
+      expect(JSON.parse(echoCall ?? "{}").params?._meta).toEqual({ "effect-harness/idempotencyKey": `${t.agent.id}:1:1:c1` })
       expect(text(r2!)).toMatch(/^Here's the image you requested:\n\[image: image\/png, \d+ bytes\]\nThe image above is the MCP logo\.$/)
       // invalid arguments never reach the server
       expect(bad?.error).toEqual({ name: "ToolArgsError", code: "INVALID_ARGS" })

@@ -42,6 +42,16 @@ describe("bash", () => {
       })
     ))
 
+  it.live("the call's idempotency key is HARNESS_IDEMPOTENCY_KEY in the command's environment (DEC-16), and only then", () =>
+    withWorkspace(() =>
+      Effect.gen(function*() {
+        const keyed = yield* run({ command: "echo \"key=$HARNESS_IDEMPOTENCY_KEY\"" }, "s-1:2:3:call_7")
+        expect(textOf(keyed)).toBe("key=s-1:2:3:call_7\n[exit code: 0]")
+        const plain = yield* run({ command: "echo \"key=${HARNESS_IDEMPOTENCY_KEY-unset}\"" })
+        expect(textOf(plain)).toBe("key=unset\n[exit code: 0]")
+      })
+    ))
+
   it.live("a missing shell is a SPAWN_FAILED error", () =>
     withWorkspace(() =>
       Effect.gen(function*() {
