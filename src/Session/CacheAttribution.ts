@@ -32,6 +32,7 @@
  *
  * @since 0.2.0
  */
+import * as Context from "effect/Context"
 import * as Json from "../Llm/Json.js"
 import type { GenerateOptions, Message } from "../Llm/Message.js"
 import * as Projection from "./Projection.js"
@@ -329,3 +330,16 @@ export const ofLog = (
  */
 export const defaultTtlMs = (provider: string): number | undefined =>
   provider === "anthropic" ? 5 * 60_000 : provider === "openai" ? 10 * 60_000 : undefined
+
+/**
+ * The prompt-cache TTL of a provider route in milliseconds, as the loop's attribution assumes it (`undefined`:
+ * never expires as far as attribution knows). Default {@link defaultTtlMs}; the CLI's `--cache-ttl 1h` provides
+ * one hour for `anthropic`.
+ *
+ * @since 0.2.0
+ * @category references
+ */
+export const Ttl: Context.Reference<(provider: string) => number | undefined> = Context.Reference(
+  "effect-harness/Session/CacheAttribution/Ttl",
+  { defaultValue: () => defaultTtlMs }
+)
