@@ -35,7 +35,6 @@
 import * as Context from "effect/Context"
 import * as Json from "../Llm/Json.js"
 import type { GenerateOptions, Message } from "../Llm/Message.js"
-import * as Projection from "./Projection.js"
 import * as Reconstruct from "./Reconstruct.js"
 import type { SessionEvent } from "./SessionEvent.js"
 import * as Surface from "./Surface.js"
@@ -262,12 +261,26 @@ export const attribute = (
  */
 export const messageSeqs = (nodes: ReadonlyArray<SessionEvent>): Array<number> => {
   const out: Array<number> = []
-  for (const node of nodes) {
-    if (node.type === "assistant/message" ? node.data.content.length > 0 : Projection.deriveEventMessage(node) !== undefined) {
-      out.push(node.seq)
-    }
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i] as SessionEvent
+    if (projects(node)) out.push(node.seq)
   }
   return out
+}
+
+// `Projection.deriveEventMessage(node) !== undefined` without building the message (this runs before every request)
+const projects = (node: SessionEvent): boolean => {
+  switch (node.type) {
+    case "user/message":
+    case "context/message":
+    case "steering/message":
+    case "tool/result":
+      return true
+    case "assistant/message":
+      return node.data.content.length > 0
+    default:
+      return false
+  }
 }
 
 /**
