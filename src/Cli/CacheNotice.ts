@@ -9,7 +9,8 @@
  *
  * The extra cost of re-sending `n` tokens is `n` × (the cache-write price, else the input price, − the cache-read
  * price), at the model catalog's prices; unpriced models get the tokens only. A cache is warm when the session's
- * last request was sent within its provider's TTL (`CacheAttribution.defaultTtlMs`; no TTL: always warm).
+ * last request was sent within its provider's TTL (`CacheAttribution.Ttl`; no TTL: always warm); {@link ttlOf}
+ * is that TTL for `--cache-ttl`.
  *
  * @since 0.2.0
  */
@@ -51,16 +52,16 @@ export const breakLine = (
 }
 
 /**
- * The tokens of the session's warm cached prefix at `now` (its last request), or `undefined` when cold.
+ * The tokens of the session's warm cached prefix at `now` (its last request), or `undefined` when cold (`ttl`
+ * passed since; `ttl` undefined: never cold).
  *
  * @since 0.2.0
  * @category utils
  */
-export const warmTokens = (events: ReadonlyArray<SessionEvent>, provider: string, now: number): number | undefined => {
+export const warmTokens = (events: ReadonlyArray<SessionEvent>, ttl: number | undefined, now: number): number | undefined => {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i] as SessionEvent
     if (e.type !== "request/cache") continue
-    const ttl = CacheAttribution.defaultTtlMs(provider)
     return ttl !== undefined && now - e.time > ttl ? undefined : e.data.requestTokens
   }
   return undefined
@@ -78,9 +79,18 @@ export const warning = (
   route: { readonly provider: string; readonly model: string },
   action: string
 ): Effect.Effect<string | undefined> =>
-  Effect.map(Effect.zip(session.heldEvents, Clock.currentTimeMillis), ([events, now]) => {
-    const tokens = warmTokens(events, route.provider, now)
+  Effect.map(Effect.all([session.heldEvents, Clock.currentTimeMillis, CacheAttribution.Ttl]), ([events, now, ttl]) => {
+    const tokens = warmTokens(events, ttl(route.provider), now)
     if (tokens === undefined) return undefined
     const pricing = ModelCatalog.pricingOf(ModelCatalog.unsafeMake(), route.provider, route.model)
     return `${action} breaks the warm prompt cache: the next request re-sends ${figures(tokens, pricing)}. Continue?`
   })
+
+/**
+ * The TTLs `--cache-ttl` means: one hour for Anthropic with `1h`, else the providers' defaults.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const ttlOf = (cacheTtl: "5m" | "1h" | undefined) => (provider: string): number | undefined =>
+  provider === "anthropic" && cacheTtl === "1h" ? 3_600_000 : CacheAttribution.defaultTtlMs(provider)

@@ -32,9 +32,9 @@
  *
  * @since 0.2.0
  */
+import * as Context from "effect/Context"
 import * as Json from "../Llm/Json.js"
 import type { GenerateOptions, Message } from "../Llm/Message.js"
-import * as Projection from "./Projection.js"
 import * as Reconstruct from "./Reconstruct.js"
 import type { SessionEvent } from "./SessionEvent.js"
 import * as Surface from "./Surface.js"
@@ -261,12 +261,26 @@ export const attribute = (
  */
 export const messageSeqs = (nodes: ReadonlyArray<SessionEvent>): Array<number> => {
   const out: Array<number> = []
-  for (const node of nodes) {
-    if (node.type === "assistant/message" ? node.data.content.length > 0 : Projection.deriveEventMessage(node) !== undefined) {
-      out.push(node.seq)
-    }
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i] as SessionEvent
+    if (projects(node)) out.push(node.seq)
   }
   return out
+}
+
+// `Projection.deriveEventMessage(node) !== undefined` without building the message (this runs before every request)
+const projects = (node: SessionEvent): boolean => {
+  switch (node.type) {
+    case "user/message":
+    case "context/message":
+    case "steering/message":
+    case "tool/result":
+      return true
+    case "assistant/message":
+      return node.data.content.length > 0
+    default:
+      return false
+  }
 }
 
 /**
@@ -329,3 +343,16 @@ export const ofLog = (
  */
 export const defaultTtlMs = (provider: string): number | undefined =>
   provider === "anthropic" ? 5 * 60_000 : provider === "openai" ? 10 * 60_000 : undefined
+
+/**
+ * The prompt-cache TTL of a provider route in milliseconds, as the loop's attribution assumes it (`undefined`:
+ * never expires as far as attribution knows). Default {@link defaultTtlMs}; the CLI's `--cache-ttl 1h` provides
+ * one hour for `anthropic`.
+ *
+ * @since 0.2.0
+ * @category references
+ */
+export const Ttl: Context.Reference<(provider: string) => number | undefined> = Context.Reference(
+  "effect-harness/Session/CacheAttribution/Ttl",
+  { defaultValue: () => defaultTtlMs }
+)

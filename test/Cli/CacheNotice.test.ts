@@ -19,12 +19,14 @@ describe("cache-break notices (issue 30)", () => {
       .toBe("prompt cache break (compaction): this request re-sends ~10 tokens")
   })
 
-  it("warm: the last request within the provider's TTL (Anthropic 5 minutes; DeepSeek keeps its cache)", () => {
+  it("warm: the last request within the provider's TTL (Anthropic 5 minutes, 1 hour with --cache-ttl 1h; DeepSeek keeps its cache)", () => {
     const events = [cacheEvent(0, 1_000, { prefixBytes: 0, requestBytes: 8_000, prefixTokens: 0, requestTokens: 2_000 })]
-    expect(CacheNotice.warmTokens(events, "anthropic", 1_000 + 60_000)).toBe(2_000)
-    expect(CacheNotice.warmTokens(events, "anthropic", 1_000 + 6 * 60_000)).toBeUndefined()
-    expect(CacheNotice.warmTokens(events, "deepseek", 1_000 + 6 * 60_000)).toBe(2_000)
-    expect(CacheNotice.warmTokens([], "anthropic", 0)).toBeUndefined()
+    const ttl = CacheNotice.ttlOf(undefined)
+    expect(CacheNotice.warmTokens(events, ttl("anthropic"), 1_000 + 60_000)).toBe(2_000)
+    expect(CacheNotice.warmTokens(events, ttl("anthropic"), 1_000 + 6 * 60_000)).toBeUndefined()
+    expect(CacheNotice.warmTokens(events, CacheNotice.ttlOf("1h")("anthropic"), 1_000 + 6 * 60_000)).toBe(2_000)
+    expect(CacheNotice.warmTokens(events, ttl("deepseek"), 1_000 + 6 * 60_000)).toBe(2_000)
+    expect(CacheNotice.warmTokens([], ttl("anthropic"), 0)).toBeUndefined()
   })
 
   it.effect("the text printer writes the break line to stderr, never to stdout", () =>

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest"
 import * as ContentBlock from "../../src/Llm/ContentBlock.js"
 import * as Message from "../../src/Llm/Message.js"
 import * as CacheAttribution from "../../src/Session/CacheAttribution.js"
+import * as Projection from "../../src/Session/Projection.js"
+import * as Surface from "../../src/Session/Surface.js"
 import { LogBuilder } from "../support/sessionLog.js"
 
 const tools = [{ name: "read", description: "Read a file", parameters: { type: "object" } }]
@@ -153,5 +155,15 @@ describe("prefix attribution (issue 30, DEC-17)", () => {
     expect(a.divergence).toBeUndefined()
     expect(last(b)).not.toHaveProperty("cause")
     expect(CacheAttribution.defaultTtlMs("anthropic")).toBe(300_000)
+  })
+
+  it("messageSeqs names the event of every projected message, in order (as Projection derives them)", () => {
+    const b = base()
+    b.assistant(1, 3, "") // an empty assistant message projects to nothing
+    b.push("steering/message", { turn: 1, content: [{ type: "text", text: "steer" }], source: { kind: "user" } }, { surfaceOp: "append" })
+    const nodes = Surface.foldSurface(b.events).nodes
+    const seqs = CacheAttribution.messageSeqs(nodes)
+    expect(seqs).toHaveLength(Projection.deriveMessages(nodes).length)
+    expect(seqs).toEqual(nodes.filter((n) => Projection.deriveEventMessage(n) !== undefined).map((n) => n.seq))
   })
 })

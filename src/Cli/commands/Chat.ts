@@ -25,6 +25,7 @@
 import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
@@ -32,6 +33,8 @@ import * as Stream from "effect/Stream"
 import * as NodeReadline from "node:readline"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as Agent from "../../Loop/Agent.js"
+import * as CacheAttribution from "../../Session/CacheAttribution.js"
+import * as CacheNotice from "../CacheNotice.js"
 import { CliError } from "../CliError.js"
 import * as ApprovalLog from "../ApprovalLog.js"
 import * as CommonOptions from "../CommonOptions.js"
@@ -238,7 +241,10 @@ export const command = Command.make("chat", CommonOptions.options, (given) =>
       }
       yield* SaveCheck.ensureSaved(agent.id)
     })
-    yield* program.pipe(Effect.provide(HarnessLayer.layer(setup)))
+    yield* program.pipe(
+      Effect.provide(HarnessLayer.layer(setup)),
+      Effect.provideService(CacheAttribution.Ttl, CacheNotice.ttlOf(Option.getOrUndefined(args.cacheTtl ?? Option.none())))
+    )
     const stop = yield* Ref.get(stopped)
     if (stop !== undefined) return yield* new CliError({ message: "", exitCode: Signals.exitCode(stop) })
   }).pipe(Logger.verbose(given.verbose)))).pipe(Command.withDescription("interactive agent session"))

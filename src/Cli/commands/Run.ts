@@ -36,8 +36,10 @@ import * as Agent from "../../Loop/Agent.js"
 import type * as Resume from "../../Loop/Resume.js"
 import * as ToolRegistry from "../../Loop/ToolRegistry.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
+import * as CacheAttribution from "../../Session/CacheAttribution.js"
 import type { TurnEndReason } from "../../Session/SessionEvent.js"
 import { CliError } from "../CliError.js"
+import * as CacheNotice from "../CacheNotice.js"
 import * as CommandDoc from "../CommandDoc.js"
 import * as CommonOptions from "../CommonOptions.js"
 import { ExitCode } from "../ExitCode.js"
@@ -207,7 +209,10 @@ export const runOnce = (options: {
       durationMs: (yield* Clock.currentTimeMillis) - started,
       saveFailure: Result.isFailure(saved) ? saved.failure : undefined
     }
-  })).pipe(Effect.provideService(Retry.Notices, printer.retry))
+  })).pipe(
+    Effect.provideService(Retry.Notices, printer.retry),
+    Effect.provideService(CacheAttribution.Ttl, CacheNotice.ttlOf(Option.getOrUndefined(options.common.cacheTtl ?? Option.none())))
+  )
 }
 
 /**

@@ -51,6 +51,7 @@ import { TUI } from "@mariozechner/pi-tui/dist/tui.js"
 import { wrapTextWithAnsi } from "@mariozechner/pi-tui/dist/utils.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
@@ -58,6 +59,7 @@ import * as Stream from "effect/Stream"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type * as Agent from "../../Loop/Agent.js"
+import * as CacheAttribution from "../../Session/CacheAttribution.js"
 import * as CacheNotice from "../CacheNotice.js"
 import { CliError } from "../CliError.js"
 import * as ApprovalLog from "../ApprovalLog.js"
@@ -779,7 +781,10 @@ export const run = (context: Context) =>
       yield* SaveCheck.ensureSaved(agent.id)
       return agent.id
     })
-    const id = yield* program.pipe(Effect.provide(HarnessLayer.layer(setup)))
+    const id = yield* program.pipe(
+      Effect.provide(HarnessLayer.layer(setup)),
+      Effect.provideService(CacheAttribution.Ttl, CacheNotice.ttlOf(Option.getOrUndefined(args.cacheTtl ?? Option.none())))
+    )
     // leave the screen: the transcript stays, the prompt returns on a fresh line
     yield* Effect.sync(() => screen.lastFrame())
     yield* Effect.sleep("50 millis") // one render frame (pi-tui renders at most every 16 ms)

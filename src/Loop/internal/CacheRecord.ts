@@ -7,12 +7,10 @@
  * over a log that already has requests (resume) rebuilds the previous one from the log once. The events between
  * the two requests are read only when a message diverged (to tell a compaction from a rewrite).
  *
- * The TTL of the route's provider is {@link CacheTtl} (default `CacheAttribution.defaultTtlMs`); `sessions show`
- * uses the same function to rebuild the events from the log.
+ * The TTL of the route's provider is `CacheAttribution.Ttl` (default `CacheAttribution.defaultTtlMs`).
  *
  * @since 0.2.0
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { GenerateOptions } from "../../Llm/Message.js"
 import * as CacheAttribution from "../../Session/CacheAttribution.js"
@@ -21,17 +19,6 @@ import type { Session } from "../../Session/Session.js"
 import type { SessionError } from "../../Session/SessionError.js"
 import type { SessionEvent } from "../../Session/SessionEvent.js"
 import * as Surface from "../../Session/Surface.js"
-
-/**
- * The cache TTL of a provider route, in milliseconds (`undefined`: never expires as far as attribution knows).
- *
- * @since 0.2.0
- * @category references
- */
-export const CacheTtl: Context.Reference<(provider: string) => number | undefined> = Context.Reference(
-  "effect-harness/Loop/CacheTtl",
-  { defaultValue: () => CacheAttribution.defaultTtlMs }
-)
 
 interface Previous {
   readonly sent: CacheAttribution.Sent
@@ -78,7 +65,7 @@ export const record = (
   firstOfInstance: boolean
 ): Effect.Effect<void, SessionError> =>
   Effect.gen(function*() {
-    const ttl = (yield* CacheTtl)(request.provider)
+    const ttl = (yield* CacheAttribution.Ttl)(request.provider)
     let previous = previousBySession.get(session)
     if (previous === undefined || firstOfInstance) {
       const held = yield* session.heldEvents

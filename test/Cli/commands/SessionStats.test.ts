@@ -86,6 +86,47 @@ describe("sessions stats (issue 19)", () => {
     expect(stats.slowestTools.map((t) => [t.name, t.ms])).toEqual([["edit", 100]])
   })
 
+  it("[issue 30] the cache fold: hit rate over all input, savings at the catalog's prices, breaks by cause", () => {
+    const sonnet = { provider: "anthropic", model: "claude-sonnet-4-5" }
+    const events: ReadonlyArray<SessionEvent> = [
+      ev(0, 0, "request/cache", { turn: 1, step: 1, prefixBytes: 0, requestBytes: 8_000, prefixTokens: 0, requestTokens: 2_000 }),
+      ev(1, 1, "assistant/message", {
+        turn: 1,
+        step: 1,
+        content: [],
+        provenance: sonnet,
+        usage: { inputTokens: 10, outputTokens: 5, cacheWriteTokens: 2_000 }
+      }, "append"),
+      ev(2, 2, "request/cache", {
+        turn: 1,
+        step: 2,
+        prefixBytes: 40,
+        requestBytes: 8_400,
+        prefixTokens: 10,
+        requestTokens: 2_100,
+        cause: "model-changed",
+        divergence: { part: "route" }
+      }),
+      ev(3, 3, "assistant/message", {
+        turn: 1,
+        step: 2,
+        content: [],
+        provenance: sonnet,
+        usage: { inputTokens: 90, outputTokens: 5, cacheReadTokens: 2_000 }
+      }, "append")
+    ]
+    const stats = SessionStats.compute(events)
+    // reads 2000 of 10 + 2000 + 90 + 2000 input tokens
+    expect(stats.cache.hitRate).toBe(2_000 / 4_100)
+    // 2000 reads save 3 − 0.30 $/MTok; 2000 writes cost 3.75 − 3 $/MTok more
+    expect(stats.cache.saved).toBeCloseTo((2_000 * 2.7 - 2_000 * 0.75) / 1e6, 12)
+    expect(stats.cache.breaks).toEqual({ "model-changed": 1 })
+    expect(SessionStats.cacheLine(stats.cache)).toBe("cache: hit rate 48.8 % · saved $0.0039 · breaks model-changed 1")
+    // unpriced routes: the rate stays, the savings are unknown
+    expect(SessionStats.compute(events.map((e) => e.type === "assistant/message" ? { ...e, data: { ...e.data, provenance } } : e)).cache)
+      .toMatchObject({ hitRate: 2_000 / 4_100, saved: null })
+  })
+
   it.live("[spawned CLI] a priced DeepSeek run with a retry and a tool call: result cost, stats text and --json, show total", () =>
     Effect.gen(function*() {
       const home = yield* Cli.tempDir("harness-stats-home-")

@@ -13,7 +13,7 @@ import * as ModelCatalog from "../../../src/Llm/ModelCatalog.js"
 import * as CacheSim from "../../support/CacheSim.js"
 import * as Cli from "../../support/Cli.js"
 
-const TIMEOUT = 120_000
+const TIMEOUT = 240_000
 const model = "claude-sonnet-4-5"
 
 /** two `ls` calls, then an answer */

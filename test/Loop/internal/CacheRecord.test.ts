@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as TestClock from "effect/testing/TestClock"
 import * as Scripted from "../../../src/Adapter/Scripted.js"
 import * as Hooks from "../../../src/Loop/Hooks.js"
 import * as SystemPrompt from "../../../src/Loop/SystemPrompt.js"
@@ -49,4 +50,23 @@ describe("request/cache (issue 30): every request logs its prefix attribution, r
       script: [Scripted.call("c1", "echo", "{\"text\":\"ping\"}"), Scripted.text("pong"), Scripted.text("2"), Scripted.text("3"), Scripted.text("4")],
       tools: [echo]
     }))))
+
+  it.effect("ttl-expired: the provider's TTL (CacheAttribution.Ttl) passed between two otherwise appended requests", () =>
+    Effect.gen(function*() {
+      const t = yield* TestKit.agent()
+      yield* t.prompt("one")
+      yield* TestClock.adjust("2 minutes")
+      yield* t.prompt("two")
+      yield* TestClock.adjust("30 seconds")
+      yield* t.prompt("three")
+      const events = yield* t.events
+      const attributions = logged(events)
+      expect(attributions.map((a) => a.cause)).toEqual([undefined, "ttl-expired", undefined])
+      expect(attributions[1]?.prefixBytes).toBe(attributions[0]?.requestBytes)
+      const ttl = (provider: string) => provider === "scripted" ? 60_000 : undefined
+      expect(CacheAttribution.ofLog(events, ttl).map((l) => l.attribution)).toEqual(attributions)
+    }).pipe(
+      Effect.provideService(CacheAttribution.Ttl, (provider) => provider === "scripted" ? 60_000 : undefined),
+      Effect.provide(TestKit.layer({ script: [Scripted.text("1"), Scripted.text("2"), Scripted.text("3")] }))
+    ))
 })
