@@ -169,8 +169,11 @@ const toRequestError = (e: unknown): Acp.RequestError => {
   return Acp.RequestError.internalError(undefined, e instanceof Error ? e.message : String(e))
 }
 
-const notify = (client: Acp.AgentContext, sessionId: string, update: Acp.SessionUpdate) =>
-  Effect.promise(() => client.notify("session/update", { sessionId, update }).catch(() => undefined))
+// an update that cannot be sent (the editor went away) is reported on the log, the turn goes on
+const notify = (client: Acp.AgentContext, sessionId: string, update: Acp.SessionUpdate): Effect.Effect<void> =>
+  Effect.tryPromise(() => client.notify("session/update", { sessionId, update })).pipe(
+    Effect.catch((e) => Effect.logWarning(`acp: cannot send a session update to the editor: ${e.message}`))
+  )
 
 /**
  * Serves one ACP connection over `stream` until the editor closes it; every session's agent is
@@ -373,8 +376,12 @@ export const serve = (
         })))
       .onRequest("session/prompt", ({ params }) => handle(prompt(params)))
       .onNotification("session/cancel", ({ params }) =>
-        handle(Effect.flatMap(find(params.sessionId), (s) =>
-          Effect.flatMap(Ref.get(s.live), (live) => live.agent.cancel("cancelled by the editor")))).catch(() => undefined))
+        // a notification has no answer: a cancel for an unknown session is reported on the log
+        handle(find(params.sessionId).pipe(
+          Effect.flatMap((s) => Ref.get(s.live)),
+          Effect.flatMap((live) => live.agent.cancel("cancelled by the editor")),
+          Effect.catch((e) => Effect.logWarning(`acp: session/cancel: ${e.message}`))
+        )))
       .onRequest("session/set_mode", ({ params }) =>
         handle(Effect.gen(function*() {
           const session = yield* find(params.sessionId)

@@ -15,7 +15,7 @@ import { join } from "node:path"
 import { Readable, Writable } from "node:stream"
 import * as Cli from "../../support/Cli.js"
 
-const TIMEOUT = 120_000
+const TIMEOUT = 180_000
 
 interface Agent {
   readonly connection: Acp.ClientConnection
