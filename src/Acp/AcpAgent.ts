@@ -10,7 +10,8 @@
  * - `session/new` (the workspace must be the directory the agent serves), `session/load` (resume +
  *   replay as `session/update`s before the answer);
  * - `session/prompt`: one turn; message and thought chunks stream as they are logged, each tool call
- *   is a `tool_call` (with a `diff` for `edit`/`write`) and a `tool_call_update` with its result; the
+ *   is a `tool_call` (with a `diff` for `edit`/`write`), an `in_progress` update when its body starts
+ *   (the one update not made from a logged event) and a `tool_call_update` with its result; the
  *   answer's stop reason comes from the turn's end (`completed` → `end_turn`, `aborted` →
  *   `cancelled`, `max-steps` → `max_turn_requests`, `max-tokens`, `rejected` → `refusal`; a failed
  *   turn is a JSON-RPC error naming its code). A prompt while one runs is refused;
@@ -119,12 +120,17 @@ interface Live {
   readonly model: string
 }
 
+/** what the running prompt forwards to the editor, in order */
+type Item = SessionEvent | { readonly _tag: "Started"; readonly callId: string } | "idle"
+
 interface Session {
   readonly id: string
   readonly client: Acp.AgentContext
   readonly mode: Ref.Ref<Mode>
   readonly live: Ref.Ref<Live>
   readonly running: Ref.Ref<boolean>
+  /** the running prompt's queue (a tool body starting is reported through it, after its logged call) */
+  readonly turn: Ref.Ref<Queue.Queue<Item> | undefined>
 }
 
 const defaultAutoApprove = (request: LoopApproval.ApprovalRequest): boolean => request.name === "edit" || request.name === "write"
@@ -169,8 +175,11 @@ const toRequestError = (e: unknown): Acp.RequestError => {
   return Acp.RequestError.internalError(undefined, e instanceof Error ? e.message : String(e))
 }
 
-const notify = (client: Acp.AgentContext, sessionId: string, update: Acp.SessionUpdate) =>
-  Effect.promise(() => client.notify("session/update", { sessionId, update }).catch(() => undefined))
+// an update that cannot be sent (the editor went away) is reported on the log, the turn goes on
+const notify = (client: Acp.AgentContext, sessionId: string, update: Acp.SessionUpdate): Effect.Effect<void> =>
+  Effect.tryPromise(() => client.notify("session/update", { sessionId, update })).pipe(
+    Effect.catch((e) => Effect.logWarning(`acp: cannot send a session update to the editor: ${e.message}`))
+  )
 
 /**
  * Serves one ACP connection over `stream` until the editor closes it; every session's agent is
@@ -251,6 +260,12 @@ export const serve = (
       Effect.gen(function*() {
         const live = yield* Ref.get(session.live)
         yield* options.approvals.register(session.id, asker(session)).pipe(Scope.provide(live.scope))
+        // a tool body starting: `in_progress` (the call's `tool_call` was queued when it was logged)
+        yield* ToolRuntime.onExecute((input, next) =>
+          Effect.andThen(
+            Effect.flatMap(Ref.get(session.turn), (q) => q === undefined ? Effect.void : Queue.offer(q, { _tag: "Started", callId: input.callId })),
+            next()
+          ), { agentId: session.id }).pipe(Scope.provide(live.scope))
         yield* Ref.update(sessions, (map) => new Map([...map, [session.id, session]]))
       })
 
@@ -284,7 +299,8 @@ export const serve = (
           client,
           mode,
           live: yield* Ref.make(live),
-          running: yield* Ref.make(false)
+          running: yield* Ref.make(false),
+          turn: yield* Ref.make<Queue.Queue<Item> | undefined>(undefined)
         }
         yield* register(session)
         return session
@@ -301,16 +317,19 @@ export const serve = (
     const runTurn = (session: Session, blocks: ReadonlyArray<Acp.ContentBlock>) =>
       Effect.scoped(Effect.gen(function*() {
         const { agent } = yield* Ref.get(session.live)
-        const queue = yield* Queue.unbounded<SessionEvent | "idle">()
+        const queue = yield* Queue.unbounded<Item>()
         const ended = yield* Ref.make<TurnEndReason | undefined>(undefined)
+        yield* Effect.acquireRelease(Ref.set(session.turn, queue), () => Ref.set(session.turn, undefined))
         yield* agent.session.observe((event) => Queue.offer(queue, event))
         // one fiber forwards the updates in log order; the turn's end closes it
         const forward: Effect.Effect<void> = Effect.flatMap(Queue.take(queue), (item) => {
           if (item === "idle") return Effect.void
-          const updates = AcpUpdates.live(item)
+          const updates: ReadonlyArray<Acp.SessionUpdate> = "_tag" in item
+            ? [{ sessionUpdate: "tool_call_update", toolCallId: item.callId, status: "in_progress" }]
+            : AcpUpdates.live(item)
           const sent = Effect.forEach(updates, (u) => notify(session.client, session.id, u), { discard: true })
           return Effect.andThen(
-            item.type === "turn/end" ? Effect.andThen(Ref.set(ended, item.data.reason), sent) : sent,
+            !("_tag" in item) && item.type === "turn/end" ? Effect.andThen(Ref.set(ended, item.data.reason), sent) : sent,
             forward
           )
         })
@@ -373,8 +392,12 @@ export const serve = (
         })))
       .onRequest("session/prompt", ({ params }) => handle(prompt(params)))
       .onNotification("session/cancel", ({ params }) =>
-        handle(Effect.flatMap(find(params.sessionId), (s) =>
-          Effect.flatMap(Ref.get(s.live), (live) => live.agent.cancel("cancelled by the editor")))).catch(() => undefined))
+        // a notification has no answer: a cancel for an unknown session is reported on the log
+        handle(find(params.sessionId).pipe(
+          Effect.flatMap((s) => Ref.get(s.live)),
+          Effect.flatMap((live) => live.agent.cancel("cancelled by the editor")),
+          Effect.catch((e) => Effect.logWarning(`acp: session/cancel: ${e.message}`))
+        )))
       .onRequest("session/set_mode", ({ params }) =>
         handle(Effect.gen(function*() {
           const session = yield* find(params.sessionId)

@@ -140,9 +140,11 @@ const sourceOf = (source: Message.MessageSource): string => source.kind === "plu
 export const titleOf = (events: ReadonlyArray<SessionEvent>): string | undefined => {
   let title: string | undefined
   for (const e of events) {
-    if (e.type === "session/title" && typeof e.data === "object" && e.data !== null && "title" in e.data) {
-      const t = e.data.title
-      if (typeof t === "string") title = t
+    // the title event is declared by the CLI (`sessions rename`), not by the core event map
+    const type: string = e.type
+    const data: unknown = e.data
+    if (type === "session/title" && typeof data === "object" && data !== null && "title" in data && typeof data.title === "string") {
+      title = data.title
     }
   }
   return title
