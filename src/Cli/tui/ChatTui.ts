@@ -260,7 +260,7 @@ class Screen {
     const elapsed = Date.now() - this.runningSince
     const frame = FRAMES[Math.floor(elapsed / 80) % FRAMES.length]!
     const what = this.cancelling ? "cancelling" : this.questions.length > 0 ? "waiting for your answer" : "working"
-    return wrapAll(["", `${s.cyan(frame)} ${what} ${s.dim(`${(elapsed / 1000).toFixed(1)}s · Ctrl-C cancels`)}`], width)
+    return wrapAll(["", `${s.cyan(frame)} ${what} ${s.dim(`${(elapsed / 1000).toFixed(1)}s · Esc interrupts`)}`], width)
   }
 
   private renderStatus(width: number): Array<string> {

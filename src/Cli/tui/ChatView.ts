@@ -310,37 +310,54 @@ export class ChatView implements Component {
 
   render(width: number): Array<string> {
     const out: Array<string> = []
-    const push = (line: string, indent = 0) => {
-      const pad = " ".repeat(indent)
-      for (const wrapped of wrapTextWithAnsi(line, Math.max(10, width - indent))) out.push(pad + wrapped)
-    }
     let previous: Block["_tag"] | undefined
     for (const block of this.blocks) {
       // a paragraph break between streamed text and what follows it
       if ((previous === "Text" || previous === "Reasoning" || previous === "Tool") && block._tag !== previous) out.push("")
       else if (previous === "Text" && block._tag === "Text") out.push("")
       previous = block._tag
-      switch (block._tag) {
-        case "Lines":
-          for (const line of block.lines) push(line, block.indent)
-          break
-        case "Text":
-          for (const line of this.markdownLines(block, width)) out.push(line)
-          break
-        case "Reasoning": {
-          const lines = Text.display(block.text).trim().split("\n")
-          const shown = this.reasoningExpanded ? lines : lines.slice(-COLLAPSED_REASONING_LINES)
-          const hidden = lines.length - shown.length
-          const s = this.style
-          push(s.dim(s.italic(`✻ thinking${hidden > 0 ? ` (${hidden} earlier line${hidden === 1 ? "" : "s"} hidden, Ctrl-T shows them)` : ""}`)))
-          for (const line of shown) push(s.dim(s.italic(line)), 2)
-          break
-        }
-        case "Tool":
-          for (const line of this.renderTool(block)) push(line.text, line.indent)
-          break
-      }
+      for (const line of this.blockLines(block, width)) out.push(line)
     }
+    return out
+  }
+
+  // the wrapped lines of finished blocks, per block and width: a frame re-wraps only what changes
+  private readonly cache = new WeakMap<Block, { readonly width: number; readonly key: string; readonly lines: ReadonlyArray<string> }>()
+
+  private blockLines(block: Block, width: number): ReadonlyArray<string> {
+    if (block._tag === "Text") return this.markdownLines(block, width)
+    const key = block._tag === "Lines"
+      ? ""
+      : block._tag === "Reasoning"
+      ? `${this.reasoningExpanded}:${block.text.length}`
+      : block.result === undefined
+      ? undefined // a running call: its spinner moves
+      : "done"
+    const cached = this.cache.get(block)
+    if (key !== undefined && cached !== undefined && cached.width === width && cached.key === key) return cached.lines
+    const out: Array<string> = []
+    const push = (line: string, indent = 0) => {
+      const pad = " ".repeat(indent)
+      for (const wrapped of wrapTextWithAnsi(line, Math.max(10, width - indent))) out.push(pad + wrapped)
+    }
+    switch (block._tag) {
+      case "Lines":
+        for (const line of block.lines) push(line, block.indent)
+        break
+      case "Reasoning": {
+        const lines = Text.display(block.text).trim().split("\n")
+        const shown = this.reasoningExpanded ? lines : lines.slice(-COLLAPSED_REASONING_LINES)
+        const hidden = lines.length - shown.length
+        const s = this.style
+        push(s.dim(s.italic(`✻ thinking${hidden > 0 ? ` (${hidden} earlier line${hidden === 1 ? "" : "s"} hidden, Ctrl-T shows them)` : ""}`)))
+        for (const line of shown) push(s.dim(s.italic(line)), 2)
+        break
+      }
+      case "Tool":
+        for (const line of this.renderTool(block)) push(line.text, line.indent)
+        break
+    }
+    if (key !== undefined) this.cache.set(block, { width, key, lines: out })
     return out
   }
 

@@ -1,7 +1,9 @@
 /**
  * `!command` in the chat terminal UI (issue 34): runs the command with `sh -c` in the workspace,
- * collects its output (stdout and stderr interleaved, the last {@link MAX_OUTPUT_BYTES} kept) and
- * its exit status. Interrupting the effect (Esc, Ctrl-C) kills the command's process group.
+ * as the user's own command (not sandboxed; the provider keys were already taken out of the
+ * environment at start-up, `SecretEnv`), collects its output (stdout and stderr interleaved, the
+ * last {@link MAX_OUTPUT_BYTES} kept, secret values replaced by `<redacted>` as in tool results)
+ * and its exit status. Interrupting the effect (Esc, Ctrl-C) kills the command's process group.
  *
  * The chat shows the result and adds it to the session as model-visible context (`inject`, logged
  * as a `context/message` with `meta.shell`), as Claude Code's `!` mode does: the model reads what
@@ -10,7 +12,9 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import { spawn } from "node:child_process"
+import * as Scrub from "../tools/internal/Scrub.js"
 
 /**
  * Output bytes kept (the tail).
@@ -43,6 +47,14 @@ export interface Result {
  * @category constructors
  */
 export const run = (command: string, cwd: string): Effect.Effect<Result> =>
+  Effect.gen(function*() {
+    const result = yield* spawned(command, cwd)
+    // secret values never reach the log or the model (as for the bash tool's results)
+    const secrets = yield* Scrub.Secrets
+    return { ...result, output: Scrub.scrubText(result.output, secrets.values().map(Redacted.value)).text }
+  })
+
+const spawned = (command: string, cwd: string): Effect.Effect<Result> =>
   Effect.callback<Result>((resume) => {
     const child = spawn("sh", ["-c", command], { cwd, stdio: ["ignore", "pipe", "pipe"], detached: true })
     let output = Buffer.alloc(0)
