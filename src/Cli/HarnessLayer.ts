@@ -256,7 +256,11 @@ const compose = (
       mapLayerError((e) => usage(e.message)),
       Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions))),
       // every workspace change of write, edit and bash is journaled for rewind (issue 33)
-      Layer.provide(CheckpointInstall.layer({ root: setup.cwd, home: workspace.home }, workspace.notice))
+      Layer.provide(CheckpointInstall.layer({
+        root: setup.cwd,
+        home: workspace.home,
+        exclude: setup.storePath === undefined ? [] : [setup.storePath]
+      }, workspace.notice))
     ),
     // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
     Layer.effectDiscard(Effect.andThen(
