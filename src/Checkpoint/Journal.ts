@@ -70,7 +70,7 @@ export const disabled: Service = {
   begin: () => Effect.void,
   aroundPaths: (_tool, _paths, body) => body,
   aroundScan: (_tool, body) => body,
-  take: () => Effect.succeed(undefined)
+  take: () => Effect.undefined
 }
 
 /**
