@@ -22,6 +22,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
+import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as CheckpointError from "./CheckpointError.js"
 import * as FileState from "./FileState.js"
@@ -69,7 +70,7 @@ export const disabled: Service = {
   begin: () => Effect.void,
   aroundPaths: (_tool, _paths, body) => body,
   aroundScan: (_tool, body) => body,
-  take: () => Effect.succeed(undefined)
+  take: () => Effect.undefined
 }
 
 /**
@@ -103,19 +104,23 @@ export interface Options {
   /** the harness home (journals go to `<home>/checkpoints/<session id>`) */
   readonly home: string
   readonly bounds?: Store.Bounds
+  /** absolute paths never looked at (e.g. a session store inside the workspace) */
+  readonly exclude?: ReadonlyArray<string>
 }
 
 /**
- * `true` for the relative paths a journal never looks at: the root `.git`, and the harness home
- * when it lies inside the workspace.
+ * `true` for the relative paths a journal never looks at: the root `.git`, and the harness home and
+ * `exclude` when they lie inside the workspace.
  *
  * @since 0.1.0
  * @category utils
  */
-export const skipper = (root: string, home: string) => {
-  const inside = NodePath.relative(root, home)
-  const homeRel = inside === "" || inside.startsWith("..") || NodePath.isAbsolute(inside) ? undefined : inside.split(NodePath.sep).join("/")
-  return (relative: string): boolean => relative === ".git" || relative === homeRel
+export const skipper = (root: string, home: string, exclude: ReadonlyArray<string> = []) => {
+  const inside = [home, ...exclude].flatMap((p) => {
+    const rel = NodePath.relative(root, NodePath.resolve(p))
+    return rel === "" || rel.startsWith("..") || NodePath.isAbsolute(rel) ? [] : [rel.split(NodePath.sep).join("/")]
+  })
+  return (relative: string): boolean => relative === ".git" || inside.includes(relative)
 }
 
 interface Pending {
@@ -135,7 +140,7 @@ export const make = (options: Options): Effect.Effect<Service> =>
   Effect.sync(() => {
     const root = NodePath.resolve(options.root)
     const bounds = options.bounds ?? Store.defaultBounds
-    const skip = skipper(root, options.home)
+    const skip = skipper(root, options.home, options.exclude)
     let session: { id: string; store: Store.Store } | undefined
     let position = { turn: 0, step: 0 }
     let baseline: Scan.Snapshot | undefined
@@ -165,6 +170,16 @@ export const make = (options: Options): Effect.Effect<Service> =>
         ? { key: "", offered: true, state: FileState.absent }
         : Scan.entryOf(absolute, rel, stats, mode, store, Store.hashFile, undefined)
     }
+    // where a link inside the workspace leads (workspace-relative), if anywhere inside it
+    const realRelative = (rel: string): string | undefined => {
+      let real: string
+      try {
+        real = NodePath.relative(NodeFs.realpathSync(root), NodeFs.realpathSync(NodePath.join(root, rel)))
+      } catch {
+        return undefined // absent (a new file), a dangling link or unreadable: nothing more to keep
+      }
+      return real === "" || real.startsWith("..") || NodePath.isAbsolute(real) ? undefined : real.split(NodePath.sep).join("/")
+    }
     // the path and every missing ancestor (a write creates them)
     const withMissingParents = (rel: string): ReadonlyArray<string> => {
       const out = [rel]
@@ -178,10 +193,13 @@ export const make = (options: Options): Effect.Effect<Service> =>
     const aroundPaths: Service["aroundPaths"] = (tool, paths, body) =>
       Effect.suspend(() => {
         const store = storeOf()
-        const rels = paths.flatMap((p) => {
+        const rels = [...new Set(paths.flatMap((p) => {
           const rel = relativeOf(p)
-          return rel === undefined ? [] : withMissingParents(rel)
-        })
+          if (rel === undefined) return []
+          // a write through a link inside the workspace changes the file it points to
+          const real = realRelative(rel)
+          return [...withMissingParents(rel), ...(real === undefined || real === rel ? [] : [real])]
+        }))]
         if (store === undefined || rels.length === 0) return body
         return lock.withPermits(1)(Effect.gen(function*() {
           const befores = yield* Effect.try({

@@ -7,7 +7,8 @@
  * read again; ctime cannot be set by a process, so a changed file always shows a new key. In
  * `store` mode every file's bytes are kept in the store (a pre-image: the scan before a command);
  * in `hash` mode they are only hashed (the scan after it). {@link diff} then names exactly the paths
- * whose kind, bytes, mode or link target differ.
+ * whose kind, bytes, mode or link target differ. A directory that may not be listed, or a file that
+ * may not be read, is left out (state `other`): its changes are not journaled.
  *
  * @since 0.1.0
  */
@@ -49,6 +50,8 @@ export interface Change {
   readonly before: FileState.FileState
   readonly after: FileState.FileState
 }
+
+const denied = (e: unknown): boolean => e instanceof Error && "code" in e && (e.code === "EACCES" || e.code === "EPERM")
 
 const keyOf = (s: NodeFs.BigIntStats): string => `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.mode}`
 
@@ -102,14 +105,26 @@ export const scan = (options: {
   const pending: Array<string> = [""]
   while (pending.length > 0) {
     const dir = pending.pop() as string
-    const entries = NodeFs.readdirSync(dir === "" ? options.root : NodePath.join(options.root, dir))
+    let entries: ReadonlyArray<string>
+    try {
+      entries = NodeFs.readdirSync(dir === "" ? options.root : NodePath.join(options.root, dir))
+    } catch (e) {
+      if (!denied(e)) throw e
+      continue // a directory we may not list: its contents are not journaled (R-10)
+    }
     for (const name of entries) {
       const relative = dir === "" ? name : `${dir}/${name}`
       if (options.skip(relative)) continue
       const absolute = NodePath.join(options.root, relative)
       const stats = FileState.lstatOrUndefined(absolute)
       if (stats === undefined) continue // gone meanwhile
-      const entry = entryOf(absolute, relative, stats, options.mode, options.store, options.hash, options.previous?.get(relative))
+      let entry: Entry
+      try {
+        entry = entryOf(absolute, relative, stats, options.mode, options.store, options.hash, options.previous?.get(relative))
+      } catch (e) {
+        if (!denied(e)) throw e
+        entry = { key: "", offered: true, state: { kind: "other" } } // unreadable: noted, never restored
+      }
       out.set(relative, entry)
       if (entry.state.kind === "dir") pending.push(relative)
     }

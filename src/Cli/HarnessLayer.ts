@@ -214,6 +214,8 @@ export const layer = (setup: Setup): Layer.Layer<Services, CliError> =>
     approval: setup.approval,
     prompt: setup.prompt,
     approver: setup.approver,
+    // a session store inside the workspace is never journaled for rewind
+    checkpointExclude: setup.storePath === undefined ? [] : [setup.storePath],
     promptWidth: terminalWidth,
     sandbox: setup.sandbox,
     mcpConfig: setup.mcpConfig,

@@ -105,6 +105,8 @@ export interface Options<AE = never, PE = never> {
   readonly consentPrompt?: WorkspaceTrust.Ask | undefined
   /** accept a workspace that is `/` or contains the home directory */
   readonly allowHomeWorkspace?: boolean | undefined
+  /** paths the rewind journal never records (e.g. a session store inside the workspace) */
+  readonly checkpointExclude?: ReadonlyArray<string> | undefined
   /** says one line to the user (default: a warning log) */
   readonly notice?: Notice.Say | undefined
   /** says one line about an MCP server (default: `notice`) */
@@ -293,7 +295,11 @@ const compose = <AE, PE>(options: Options<AE, PE>, loaded: Loaded, notice: Notic
     BuiltinTools.layer(options.sandbox === undefined ? {} : { sandbox: options.sandbox }).pipe(
       Layer.provide(Permissions.readFilter.pipe(Layer.provide(permissions))),
       // every workspace change of write, edit and bash is journaled for rewind (issue 33)
-      Layer.provide(CheckpointInstall.layer({ root: options.cwd, home: loaded.home }, notice))
+      Layer.provide(CheckpointInstall.layer({
+        root: options.cwd,
+        home: loaded.home,
+        exclude: options.checkpointExclude ?? []
+      }, notice))
     ),
     // the bridge first: its pre-execute hands a hook's updatedInput to the permission rules
     Layer.effectDiscard(Effect.andThen(

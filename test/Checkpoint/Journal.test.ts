@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, utimesSync } from "node:fs"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Checkpointed from "../../src/Checkpoint/Checkpointed.js"
@@ -87,6 +87,21 @@ describe("Checkpoint/Journal", () => {
         yield* Effect.sync(() => utimesSync(join(root, "keep.txt"), new Date(), new Date()))
         yield* journal.aroundScan("bash", Bash.run({ command: "echo more >> keep.txt" }))
         expect((yield* journal.take())?.changes.map((c) => c.path)).toEqual(["keep.txt"])
+      })
+    ))
+
+  it.live("a write through a link inside the workspace keeps the file it points to", () =>
+    withWorkspace((root) =>
+      Effect.gen(function*() {
+        const home = yield* tempHome
+        yield* writeFiles(root, { "real.txt": "real\n" })
+        yield* Effect.sync(() => symlinkSync("real.txt", join(root, "link.txt")))
+        const journal = yield* Journal.make({ root, home })
+        yield* journal.begin(session, 1, 1)
+        yield* journal.aroundPaths("write", ["link.txt"], Write.run({ file_path: "link.txt", content: "changed\n" }))
+        expect((yield* journal.take())?.changes.map((c) => c.path)).toEqual(["real.txt"])
+        yield* journal.aroundScan("bash", Bash.run({ command: "echo y > y.txt" }))
+        expect((yield* journal.take())?.changes.map((c) => c.path)).toEqual(["y.txt"])
       })
     ))
 
