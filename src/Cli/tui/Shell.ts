@@ -14,7 +14,7 @@
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { spawn } from "node:child_process"
-import * as Scrub from "../tools/internal/Scrub.js"
+import * as Scrub from "../../Tools/internal/Scrub.js"
 
 /**
  * Output bytes kept (the tail).
