@@ -72,6 +72,7 @@ import * as HarnessLayer from "../HarnessLayer.js"
 import type * as ProviderChoice from "../ProviderChoice.js"
 import * as SaveCheck from "../SaveCheck.js"
 import * as List from "../sessions/List.js"
+import * as RewindCommand from "../sessions/Rewind.js"
 import * as SessionRoute from "../SessionRoute.js"
 import * as Signals from "../Signals.js"
 import * as ApprovalPrompt from "../ApprovalPrompt.js"
@@ -690,6 +691,13 @@ export const run = (context: Context) =>
               return screen.notice(Info.mcp(
                 mcpServers._tag === "Some" ? yield* mcpServers.value.offered : undefined
               ))
+          }
+          if (name === "/rewind") {
+            // issue 33: files (the journal) and/or conversation (a fork, continued here)
+            if (!idle) return screen.notice(`${name} waits for the running turn: let it finish or press Esc`, style.yellow)
+            const done = yield* RewindCommand.inChat(agent.session, rest)
+            if (done.fork !== undefined) yield* reopen({ _tag: "Resume", id: done.fork }, screen.model, false)
+            return screen.notice(done.text)
           }
           if (!["/model", "/resume", "/new", "/clear"].includes(name)) {
             return screen.notice(`unknown command ${name} (try /help)`, style.yellow)

@@ -46,6 +46,7 @@ export const commands: ReadonlyArray<Command> = [
   { name: "new", description: "start a new session" },
   { name: "clear", description: "clear the screen and start a new session" },
   { name: "compact", args: "[instructions]", description: "summarise the conversation so far to free context" },
+  { name: "rewind", args: "[N [code|conversation|both] [force]]", description: "list the changes by turn, or go back to the end of turn N (files and/or conversation)" },
   { name: "cost", description: "tokens and cost of this session" },
   { name: "status", description: "session, model, workspace, approvals and context use" },
   { name: "mcp", description: "configured MCP servers and their tools" },
