@@ -10,7 +10,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFileSync } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import * as Cli from "../support/Cli.js"
 import type { Pane } from "../support/Tmux.js"
@@ -325,5 +325,39 @@ describe.skipIf(!tmuxAvailable)("harness chat on a terminal, all day (issue 34)"
         yield* pane.waitFor("the exit", (s) => s.includes("resume with: harness chat --resume"))
       }),
     TIMEOUT * 2
+  )
+
+  it.live(
+    "[issue 34, 33] /rewind in the terminal UI: lists the turn's changes, then rewinds the files and continues in the fork",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* Cli.tempDir("harness-tui-home-")
+        const work = yield* Cli.tempDir("harness-tui-ws-")
+        const script = writeScript(work, [
+          { call: { id: "w1", name: "write", arguments: JSON.stringify({ file_path: "notes.txt", content: "hello\n" }) } },
+          { text: "wrote the notes" },
+          { call: { id: "w2", name: "write", arguments: JSON.stringify({ file_path: "other.txt", content: "more\n" }) } },
+          { text: "wrote the other file" }
+        ])
+        const pane = yield* startChat(["--provider", "scripted", "--script", script, "--yes"], { cwd: work, home })
+        yield* pane.waitFor("the banner", (s) => s.includes("effect-harness · scripted/demo"))
+        yield* submit(pane, "write the notes")
+        yield* pane.waitFor("the first answer", (s) => s.includes("wrote the notes"))
+        yield* submit(pane, "and the other file")
+        yield* pane.waitFor("the second answer", (s) => s.includes("wrote the other file"))
+        expect(existsSync(join(work, "other.txt"))).toBe(true)
+        yield* submit(pane, "/rewind")
+        yield* pane.waitFor("the list of changes", (s) => /turn 2: 1 path: other\.txt/.test(s))
+        yield* submit(pane, "/rewind 1")
+        const screen = yield* pane.waitFor("the rewind", (s) => /rewound the workspace to the end of turn 1.*continuing in/s.test(s))
+        expect(existsSync(join(work, "other.txt"))).toBe(false)
+        expect(readFileSync(join(work, "notes.txt"), "utf8")).toBe("hello\n")
+        // the view switched to the fork after turn 1: its answer is there, turn 2's is not
+        expect(screen).toContain("wrote the notes")
+        expect(screen).not.toContain("wrote the other file")
+        pane.keys("C-d")
+        yield* pane.waitFor("the exit", (s) => s.includes("resume with: harness chat --resume"))
+      }),
+    TIMEOUT
   )
 })
