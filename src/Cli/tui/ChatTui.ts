@@ -612,7 +612,12 @@ export const run = (context: Context) =>
         )
 
       const mcpServers = yield* Effect.serviceOption(Mcp.McpServers)
-      const line = (text: string) => Queue.offerUnsafe(inputs, { _tag: "Line", text })
+      // a command a picker issues (`/resume <id>`) is not typed input: it stays out of the history
+      const issued = new Set<string>()
+      const line = (text: string) => {
+        issued.add(text)
+        Queue.offerUnsafe(inputs, { _tag: "Line", text })
+      }
       const failed = (e: { readonly message: string }) => Effect.sync(() => screen.notice(`error: ${e.message}`, style.red))
 
       // `!command`: run it, show it, and add it to the session as model-visible context (no turn)
@@ -767,7 +772,7 @@ export const run = (context: Context) =>
           }
           break
         }
-        yield* remember(input.text)
+        if (!issued.delete(input.text)) yield* remember(input.text)
         const text = input.text.trim()
         const [name = ""] = text.split(/\s+/)
         const rest = text.slice(name.length).trim()
