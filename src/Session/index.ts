@@ -1,11 +1,12 @@
 /**
- * The session log: events, the live session, surface, verbatim projection, request header and
+ * The session log: events, the live session, surface, verbatim projection, request header, prefix attribution and
  * reconstruction, fork, crash repair, the session store and the JSONL and in-memory backends. The SQLite backend
  * (over Node's built-in `node:sqlite`) has its own entry, `effect-harness/sqlite`, so users of the other
  * backends never load it.
  *
  * @since 0.1.0
  */
+export * as CacheAttribution from "./CacheAttribution.js"
 export * as Fork from "./Fork.js"
 export * as Jsonl from "./persistence/Jsonl.js"
 export * as Memory from "./persistence/Memory.js"
