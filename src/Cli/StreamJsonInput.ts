@@ -10,7 +10,8 @@
  * accepted and ignored (the session is chosen with `--resume` / `--continue`). A line while the
  * agent is idle starts a turn; a line while a turn runs steers it (logged as `steering/message` at
  * the turn's next drain point). Blank lines are skipped. The run ends when stdin ends and the last
- * turn has finished; the output (`--output-format`) is unchanged.
+ * turn has finished; the output (`--output-format`) is unchanged. Stdin that ends before any message
+ * is a usage error (exit 2), like an empty prompt.
  *
  * A line that is not such a message (not JSON, another `type`, an image block, …) is an error
  * naming the line: nothing after it is read, the running turn still finishes and is saved, then the
@@ -95,6 +96,7 @@ export const drive = (agent: Agent.Agent, input: NodeJS.ReadableStream): Effect.
       }),
       (rl) => Effect.sync(() => rl.close())
     )
+    let sent = 0
     for (;;) {
       const item = yield* Queue.take(items)
       if (item._tag === "End") break
@@ -111,6 +113,10 @@ export const drive = (agent: Agent.Agent, input: NodeJS.ReadableStream): Effect.
       yield* agent.steer(content.success).pipe(
         Effect.mapError((e) => new CliError({ message: `error: stdin line ${item.n}: ${e.message}`, exitCode: ExitCode.Usage }))
       )
+      sent++
+    }
+    if (sent === 0) {
+      return yield* new CliError({ message: "error: stdin ended before any stream-json user message", exitCode: ExitCode.Usage })
     }
     yield* agent.whenIdle
   }))

@@ -65,7 +65,7 @@ describe("harness run --input-format stream-json", () => {
       expect(log.events.filter((e) => e.type === "turn/end").map((e) => (e.data as { reason: { kind: string } }).reason.kind)).toEqual(["completed", "completed"])
     }), TIMEOUT)
 
-  it.live("[issue 35] a line that is not a user message: the running turn is saved, the line is named, exit 2", () =>
+  it.live("[issue 35] a line that is not a user message: the running turn is saved, the line is named, exit 2; no message at all is exit 2", () =>
     Effect.gen(function*() {
       const home = yield* Cli.tempDir("harness-sji-home-")
       const work = yield* Cli.tempDir("harness-sji-ws-")
@@ -82,6 +82,9 @@ describe("harness run --input-format stream-json", () => {
       const log = Cli.readLog(Cli.sessionLogs(home)[0]!)
       expect(texts(log.events, "user/message")).toEqual([["hello"]])
       expect(Cli.enclosureProblems(log.events)).toEqual([])
+      const none = yield* Cli.runCli(["run", "--input-format", "stream-json", "--script", script], { cwd: work, home, stdin: "\n" })
+      expect(none.code).toBe(2)
+      expect(none.stderr).toContain("stdin ended before any stream-json user message")
       const both = yield* Cli.runCli(["run", "--input-format", "stream-json", "a prompt"], { cwd: work, home })
       expect(both.code).toBe(2)
       expect(both.stderr).toContain("--input-format stream-json reads the prompts from stdin")
