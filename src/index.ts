@@ -16,11 +16,13 @@
  * - `src/Policy`: permission rules and modes, approval with a host-supplied prompt (`ToolApproval`).
  * - `src/Hooks`: the Claude-Code-compatible command hooks (`HookBridge`).
  * - `src/CodingAgent`: the coding agent the CLI runs, as one Layer (`CodingAgent.layer`).
+ * - `src/Checkpoint` (as `Checkpoint`): the pre-image journal of workspace changes and rewind.
  *
  * @since 0.1.0
  */
 export * from "./Adapter/index.js"
 export * from "./Export/index.js"
+export * as Checkpoint from "./Checkpoint/index.js"
 export * from "./Llm/index.js"
 export * from "./Loop/index.js"
 export * from "./Session/index.js"
