@@ -22,7 +22,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as ProtectedPaths from "./ProtectedPaths.js"
-import type * as Placeholders from "./internal/Placeholders.js"
+import type * as Placeholders from "./Placeholders.js"
 
 const PLACEHOLDER_NOTE = "# placeholder of effect-harness while a sandboxed command runs; removed when it ends\n"
 
