@@ -1,6 +1,6 @@
 /**
  * CLI defaults from the layered settings files (`provider`, `model`, `store`, `colour`; see
- * `settings/Settings.ts`): command-line flags win, then the last settings file that sets a key,
+ * `Workspace/Settings.ts`): command-line flags win, then the last settings file that sets a key,
  * then the built-in default.
  *
  * The defaults are read once before the command line is parsed ({@link load}) and reach the

@@ -25,11 +25,8 @@ import type * as Approval from "../Policy/Approval.js"
 import * as Jsonl from "../Session/persistence/Jsonl.js"
 import * as Sqlite from "../Session/persistence/Sqlite.js"
 import * as SessionStore from "../Session/SessionStore.js"
-import type * as Sandbox from "../Tools/Sandbox.js"
 import * as TerminalText from "../Tools/TerminalText.js"
 import type * as Settings from "../Workspace/Settings.js"
-import type * as SettingsFile from "../Workspace/SettingsFile.js"
-import type * as WorkspaceTrust from "../Workspace/WorkspaceTrust.js"
 import { CliError } from "./CliError.js"
 import * as DemoModel from "./DemoModel.js"
 import { ExitCode } from "./ExitCode.js"
@@ -38,12 +35,28 @@ import * as ProviderChoice from "./ProviderChoice.js"
 import * as ScriptErrors from "./ScriptErrors.js"
 
 /**
- * Everything the composition depends on.
+ * Everything the composition depends on: the provider choice and store, plus the coding agent's own options
+ * as the flags set them (`--permission-mode`, `--settings`, `--no-hooks`, `--mcp-config`,
+ * `--allow-home-workspace`, `--trust-workspace`, the sandbox flags; `prompt` and `consentPrompt` when a
+ * person is at a terminal).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Setup {
+export interface Setup extends
+  Pick<
+    CodingAgent.Options,
+    | "prompt"
+    | "sandbox"
+    | "mcpConfig"
+    | "permissionMode"
+    | "settingsFile"
+    | "noHooks"
+    | "workspaceTrust"
+    | "consentPrompt"
+    | "allowHomeWorkspace"
+  >
+{
   readonly choice: ProviderChoice.Choice
   /** absolute workspace root */
   readonly cwd: string
@@ -51,28 +64,10 @@ export interface Setup {
   /** sessions root (JSONL) or database file (SQLite); default per-user data directory */
   readonly storePath?: string | undefined
   readonly approval: Approval.Mode
-  /** answers `ask` decisions when `approval` is `"ask"` */
-  readonly prompt?: Approval.Prompt | undefined
-  /** the bash sandbox policy (default: sandboxed, no network) */
-  readonly sandbox?: Sandbox.Policy | undefined
   /** typewriter delay of the offline demo (none in tests) */
   readonly demoChunkDelay?: Duration.Input | undefined
-  /** MCP configuration files named with `--mcp-config` (the workspace's `.mcp.json` is always read) */
-  readonly mcpConfig?: ReadonlyArray<string> | undefined
-  /** `--permission-mode` (else the settings' `defaultMode`, else `default`) */
-  readonly permissionMode?: SettingsFile.PermissionMode | undefined
-  /** `--settings FILE` */
-  readonly settingsFile?: string | undefined
-  /** `--no-hooks` */
-  readonly noHooks?: boolean | undefined
   /** `--allowed-tools` / `--disallowed-tools` rules (origin `cli`), added to the settings' rules */
   readonly cliRules?: ReadonlyArray<Settings.RuleEntry> | undefined
-  /** how the workspace's own configuration is approved (default `skip`) */
-  readonly workspaceTrust?: WorkspaceTrust.Mode | undefined
-  /** asks the start-up questions (workspace configuration, a home workspace) in an interactive session */
-  readonly consentPrompt?: WorkspaceTrust.Ask | undefined
-  /** `--allow-home-workspace` */
-  readonly allowHomeWorkspace?: boolean | undefined
   /** answers `ask` decisions itself, in place of `prompt` (e.g. an editor over ACP, `harness acp`) */
   readonly approver?: LoopApproval.Service["ask"] | undefined
   /** `--cache-ttl`: the Anthropic prompt-cache TTL (default 5 minutes) */

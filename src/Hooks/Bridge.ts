@@ -32,8 +32,8 @@
  * this tree).
  *
  * Environment (issue 26): hooks from the workspace's own files (`project`, installed only after the
- * user approved the workspace, see `settings/WorkspaceTrust`) run with the allowlisted environment
- * of the `bash` tool (`tools/internal/ChildEnv`, plus `EFFECT_HARNESS_PASS_ENV`) and the hook
+ * user approved the workspace, see `Workspace/WorkspaceTrust`) run with the allowlisted environment
+ * of the `bash` tool (`Tools/internal/ChildEnv`, plus `EFFECT_HARNESS_PASS_ENV`) and the hook
  * protocol's variables: no `GITHUB_TOKEN`, no cloud credentials. Hooks from the user's own files
  * keep the harness's environment (minus the provider keys, removed at start-up).
  *

@@ -86,6 +86,7 @@ import * as OutputLimit from "./internal/OutputLimit.js"
 import * as Runtime from "./internal/Runtime.js"
 import * as Resume from "./Resume.js"
 import * as Sessions from "./internal/Sessions.js"
+import type * as SessionChoices from "./SessionChoice.js"
 import * as StepSignal from "./StepSignal.js"
 import * as SystemPrompt from "./SystemPrompt.js"
 import type * as Tool from "./Tool.js"
@@ -134,7 +135,7 @@ export interface Agent extends Hooks.HookAgent {
  * @since 0.1.0
  * @category models
  */
-export type SessionChoice = Sessions.Choice
+export type SessionChoice = SessionChoices.SessionChoice
 
 /**
  * Agent-scoped system prompt inputs (L-31..L-34).

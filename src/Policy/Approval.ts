@@ -220,7 +220,7 @@ export const nonInteractiveReason = (name: string): string =>
   `the call was not run (the user can allow such calls with --yes)`
 
 /**
- * The `pre-execute` middleware of a mode (the legacy policy; the CLI uses `settings/Permissions`).
+ * The `pre-execute` middleware of a mode (the legacy policy; the CLI uses `Policy/Permissions`).
  *
  * @since 0.1.0
  * @category listeners

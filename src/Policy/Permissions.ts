@@ -421,7 +421,7 @@ export const register = (
 
 /**
  * Installs the engine's `pre-execute` listener for the scope (after the hook bridge, see
- * `hooks/Bridge.install`).
+ * `Hooks/Bridge.install`).
  *
  * @since 0.1.0
  * @category registration

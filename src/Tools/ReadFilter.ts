@@ -1,6 +1,6 @@
 /**
  * The paths the read-only tools (`read`, `ls`, `glob`, `grep`) must not show. The CLI fills it
- * from the deny rules (`Read(./secrets/**)`, see `settings/Permissions`), so a listing or a
+ * from the deny rules (`Read(./secrets/**)`, see `Policy/Permissions`), so a listing or a
  * directory walk never prints a name or content that a rule hides, however it was reached: with
  * a path, without one, or through a symbolic link to the directory (the tools see the real,
  * resolved paths). Without the service nothing is hidden.

@@ -4,7 +4,7 @@
  * Inside: the whole file system read-only (`--ro-bind / /`); `/tmp`, `/var/tmp`, `/run`,
  * `$XDG_RUNTIME_DIR` and `$TMPDIR` replaced by private tmpfs (no host path socket: tmux,
  * ssh-agent, Docker, D-Bus, X11; issue 26); the workspace writable; the harness's configuration in
- * the workspace read-only (`settings/ProtectedPaths`, placeholders for absent paths: see
+ * the workspace read-only (`Tools/ProtectedPaths`, placeholders for absent paths: see
  * `Placeholders`); credential paths of `$HOME` and the passwd home hidden last, links followed; a
  * private `/dev` and its own `/proc` in new PID, IPC, UTS, cgroup and user namespaces (no process
  * of the host, the CLI included, is visible), a new network namespace (loopback only) unless the
@@ -22,7 +22,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as ProtectedPaths from "./ProtectedPaths.js"
-import type * as Placeholders from "./internal/Placeholders.js"
+import type * as Placeholders from "./Placeholders.js"
 
 const PLACEHOLDER_NOTE = "# placeholder of effect-harness while a sandboxed command runs; removed when it ends\n"
 

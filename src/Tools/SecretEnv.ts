@@ -14,7 +14,7 @@
  *    namespace is the remaining protection;
  * 3. the values of every secret-looking variable ({@link isSecretName}, plus the names listed in
  *    `EFFECT_HARNESS_SECRET_VARS`) are remembered as `Redacted` so tool output can be scrubbed
- *    (see `tools/internal/Scrub`). Those other variables stay in `process.env` (hooks may need
+ *    (see `Tools/internal/Scrub`). Those other variables stay in `process.env` (hooks may need
  *    them); the `bash` tool builds its environment from an allowlist instead.
  *
  * 4. (issue 26) `0` is written to `/proc/self/coredump_filter`, so a core dump of the harness

@@ -48,7 +48,7 @@ export interface HookEntry {
   readonly file: string
   /** stable id: `<file>#<event>[group].hooks[index]` */
   readonly id: string
-  /** from a workspace file (runs with the allowlisted environment, see `hooks/Bridge`) */
+  /** from a workspace file (runs with the allowlisted environment, see `Hooks/Bridge`) */
   readonly project?: boolean
 }
 

@@ -3,7 +3,7 @@
  *
  * Servers come from `<workspace>/.mcp.json` (approved once per workspace and server, see
  * `Mcp/McpSetup`) and from `--mcp-config FILE` (trusted). In `run` and `chat`, project servers
- * start only when the workspace's configuration is approved (`settings/WorkspaceTrust`, which
+ * start only when the workspace's configuration is approved (`Workspace/WorkspaceTrust`, which
  * lists them in its question); that approval is stored per server too, so `mcp list` / `mcp
  * tools` start them without `--trust-workspace` until the server's command or the scripts it names change. Deadlines come from the environment as in Claude Code:
  * `MCP_TIMEOUT` (connect, ms, default 30000) and `MCP_TOOL_TIMEOUT` (per call, ms, default

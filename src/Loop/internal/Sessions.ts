@@ -16,19 +16,15 @@ import type * as Scope from "effect/Scope"
 import type * as Session from "../../Session/Session.js"
 import type { SessionError } from "../../Session/SessionError.js"
 import * as SessionStore from "../../Session/SessionStore.js"
+import type { SessionChoice } from "../SessionChoice.js"
 
 /**
- * Which session an agent runs over (`Agent.SessionChoice`, defined here so this module needs nothing of
- * `Agent`).
+ * Which session an agent runs over.
  *
  * @since 0.1.0
  * @category models
  */
-export type Choice =
-  | { readonly _tag: "New"; readonly id?: string; readonly cwd?: string }
-  | { readonly _tag: "Auto"; readonly id: string; readonly cwd?: string }
-  | { readonly _tag: "Resume"; readonly id: string }
-  | { readonly _tag: "Fork"; readonly from: string; readonly boundary?: number; readonly id?: string }
+export type Choice = SessionChoice
 
 /**
  * A live session, how it was obtained (`session-start` source) and its flush checkpoint.

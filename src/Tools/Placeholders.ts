@@ -18,7 +18,7 @@
 import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import * as ToolError from "../ToolError.js"
+import * as ToolError from "./ToolError.js"
 
 /**
  * A path to keep read-only in the sandbox.
