@@ -18,7 +18,7 @@ const allowed: Readonly<Record<string, ReadonlyArray<string>>> = {
   Telemetry: ["Llm"],
   Loop: ["Llm", "Session"],
   Mcp: ["Llm", "Adapter", "Session", "Loop"],
-  Tools: ["Llm", "Session", "Loop"],
+  Tools: ["Llm", "Session", "Loop", "Checkpoint"],
   Workspace: ["Llm", "Adapter", "Session", "Loop", "Mcp", "Tools"],
   Policy: ["Llm", "Session", "Loop", "Tools", "Workspace"],
   Hooks: ["Llm", "Session", "Loop", "Mcp", "Tools", "Workspace"],
