@@ -68,7 +68,7 @@ const endToEnd = Effect.gen(function*() {
   if (chunks !== STEPS * CHUNKS_PER_STEP || results !== STEPS) {
     return yield* Effect.die(new Error(`unexpected run: ${chunks} chunks, ${results} tool results`))
   }
-}).pipe(Effect.scoped, Effect.provide(TestKit.layer({ script: replies })), Effect.provide(Scheduling.layer)) // the CLI's scheduler
+}).pipe(Effect.scoped, Effect.provide(Layer.merge(TestKit.layer({ script: replies }), Scheduling.layer))) // the CLI's scheduler
 
 const chunkLists = replies.map((r) => Scripted.toChunks(r))
 

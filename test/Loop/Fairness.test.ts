@@ -44,8 +44,7 @@ const probed = (layer: Layer.Layer<never>) =>
     return seen
   }).pipe(
     Effect.scoped,
-    Effect.provide(TestKit.layer({ script: [Scripted.call("c1", "probe", "{}"), Scripted.text("done")] })),
-    Effect.provide(layer)
+    Effect.provide(Layer.merge(TestKit.layer({ script: [Scripted.call("c1", "probe", "{}"), Scripted.text("done")] }), layer))
   )
 
 describe("the fair scheduler is opt-in (issue 28)", () => {
@@ -71,7 +70,7 @@ describe("event-loop fairness while streaming (issue 20)", () => {
       const elapsed = performance.now() - started
       // bounded, not a speed assertion: a stream that takes more than 50 ms must let a 10 ms timer run at least once
       if (elapsed > 50) expect(ticks).toBeGreaterThan(0)
-    }).pipe(Effect.scoped, Effect.provide(TestKit.layer({ script: [longReply(5_000)] })), Effect.provide(Scheduling.layer)), 120_000)
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(TestKit.layer({ script: [longReply(5_000)] }), Scheduling.layer))), 120_000)
 
   // Many agents at once: every waiter of the event loop shares one turn and one budget. With a clock per waiter
   // (each resumed stream got a fresh budget), N parked streams ran N budgets back to back before a timer could
@@ -102,7 +101,6 @@ describe("event-loop fairness while streaming (issue 20)", () => {
       for (const t of agents) expect((yield* t.texts)[0]?.length).toBe(REPLY_TEXT_LENGTH)
     }).pipe(
       Effect.scoped,
-      Effect.provide(TestKit.layer({ script: Array.from({ length: AGENTS }, () => longReply(REPLY_CHUNKS)) })),
-      Effect.provide(Scheduling.layer)
+      Effect.provide(Layer.merge(TestKit.layer({ script: Array.from({ length: AGENTS }, () => longReply(REPLY_CHUNKS)) }), Scheduling.layer))
     ), 120_000)
 })
