@@ -32,7 +32,7 @@ import * as Stream from "effect/Stream"
 import * as NodeReadline from "node:readline"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as Agent from "../../Loop/Agent.js"
-import type * as Resume from "../../Loop/Resume.js"
+import type * as ResumePlan from "../../Session/ResumePlan.js"
 import * as SessionStore from "../../Session/SessionStore.js"
 import { CliError } from "../CliError.js"
 import * as CommonOptions from "../CommonOptions.js"
@@ -187,7 +187,7 @@ export const openAgent = (options: {
  * @since 0.1.0
  * @category utils
  */
-export const askInDoubt = (prompt: Approval.Prompt): Resume.InDoubtPolicy => (call) =>
+export const askInDoubt = (prompt: Approval.Prompt): ResumePlan.InDoubtPolicy => (call) =>
   prompt(
     `The ${call.block.name} call ${call.block.id} was cut off by a crash and its effect is unknown. Run it again?`
   ).pipe(
