@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Agent from "../Loop/Agent.js"
-import type * as Resume from "../Loop/Resume.js"
+import type * as ResumePlan from "../Session/ResumePlan.js"
 import type { SessionSummary } from "../Session/SessionPersistence.js"
 import * as SessionStore from "../Session/SessionStore.js"
 import { CliError } from "./CliError.js"
@@ -162,7 +162,7 @@ export const openAgent = (options: {
  * @since 0.1.0
  * @category utils
  */
-export const askInDoubt = (prompt: Approval.Prompt): Resume.InDoubtPolicy => (call) =>
+export const askInDoubt = (prompt: Approval.Prompt): ResumePlan.InDoubtPolicy => (call) =>
   prompt(
     `The ${call.block.name} call ${call.block.id} was cut off by a crash and its effect is unknown. Run it again?`
   ).pipe(

@@ -71,7 +71,8 @@ import * as Llm from "../Llm/Llm.js"
 import * as ModelCatalog from "../Llm/ModelCatalog.js"
 import { type MessageSource, userSource } from "../Llm/Message.js"
 import type { SessionError } from "../Session/SessionError.js"
-import type { SessionEvent } from "../Session/SessionEvent.js"
+import type * as ResumePlan from "../Session/ResumePlan.js"
+import type { SessionEvent, SessionRoute } from "../Session/SessionEvent.js"
 import type * as SessionStore from "../Session/SessionStore.js"
 import { AgentError, type InjectOptions, type SendOptions } from "./AgentControl.js"
 import * as Compactor from "./Compaction/Compactor.js"
@@ -83,8 +84,8 @@ import * as Hooks from "./Hooks.js"
 import * as Inbox from "./Inbox.js"
 import * as Fairness from "./internal/Fairness.js"
 import * as OutputLimit from "./internal/OutputLimit.js"
+import * as Resume from "./internal/Resume.js"
 import * as Runtime from "./internal/Runtime.js"
-import * as Resume from "./Resume.js"
 import * as Sessions from "./internal/Sessions.js"
 import type * as SessionChoices from "./SessionChoice.js"
 import * as StepSignal from "./StepSignal.js"
@@ -125,7 +126,7 @@ export interface Agent extends Hooks.HookAgent {
    * turn ended: `true`, or `false` when the log has no interrupted turn or the agent is busy.
    */
   readonly resumeTurn: (
-    options?: { readonly inDoubt?: Resume.InDoubtPolicy }
+    options?: { readonly inDoubt?: ResumePlan.InDoubtPolicy }
   ) => Effect.Effect<boolean, AgentError | SessionError>
 }
 
@@ -191,7 +192,7 @@ export interface AgentOptions<Tools extends ReadonlyArray<Tool.Any> = ReadonlyAr
    * where this agent runs (provider, model, base URL, store, cwd), logged as `session/route` in a
    * turn whenever it differs from the last logged one, so a resume can restore it (DEC-16)
    */
-  readonly route?: Runtime.Route
+  readonly route?: SessionRoute
 }
 
 /**
@@ -307,7 +308,7 @@ const contextOf = (
   })
 }
 
-const lastRouteOf = (events: ReadonlyArray<SessionEvent>): Runtime.Route | undefined => {
+const lastRouteOf = (events: ReadonlyArray<SessionEvent>): SessionRoute | undefined => {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i] as SessionEvent
     if (e.type === "session/route") return e.data

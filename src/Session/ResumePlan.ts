@@ -19,6 +19,7 @@
  *
  * @since 0.1.0
  */
+import type * as Effect from "effect/Effect"
 import type { CallId, ToolCallBlock } from "../Llm/ContentBlock.js"
 import * as Repair from "./Repair.js"
 import type { EventOf, SessionEvent, TurnEndReason } from "./SessionEvent.js"
@@ -186,6 +187,19 @@ export const plan = (events: ReadonlyArray<SessionEvent>): Plan => {
     finished
   }
 }
+
+/**
+ * What happens to a side-effecting call a crash left in doubt: `report` (default) tells the model
+ * its effect is unknown, `rerun` runs it again; a function decides per call (e.g. by asking a
+ * person; its answer is logged `by: "user"`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type InDoubtPolicy =
+  | "report"
+  | "rerun"
+  | ((call: OpenCall) => Effect.Effect<"rerun" | "report">)
 
 /**
  * The idempotency key of one tool call (DEC-16): stable across a crash and a resume, so a tool

@@ -249,6 +249,14 @@ export interface SessionEventMap {
 }
 
 /**
+ * Where a session runs, as `session/route` logs it (DEC-16).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionRoute = SessionEventMap["session/route"]
+
+/**
  * An event type name (core or declared by merging).
  *
  * @since 0.1.0

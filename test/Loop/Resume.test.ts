@@ -67,7 +67,7 @@ describe("resuming an interrupted turn (DEC-16)", () => {
           yield* agent.send([ContentBlock.text("tell me")])
           yield* TestKit.waitForEvent(agent.session, (e) => e.type === "assistant/chunk")
           yield* Deferred.succeed(streamed, undefined)
-          yield* Effect.never
+          return yield* Effect.never
         })))
         // once a chunk is logged, interrupt the whole fiber (its scope closes the agent)
         yield* Deferred.await(streamed)

@@ -33,7 +33,7 @@ import { identity } from "../../Adapter/HttpEdge.js"
 import * as ContentBlock from "../../Llm/ContentBlock.js"
 import * as Retry from "../../Llm/Retry.js"
 import * as Agent from "../../Loop/Agent.js"
-import type * as Resume from "../../Loop/Resume.js"
+import type * as ResumePlan from "../../Session/ResumePlan.js"
 import * as ToolRegistry from "../../Loop/ToolRegistry.js"
 import * as ToolRuntime from "../../Loop/ToolRuntime.js"
 import * as CacheAttribution from "../../Session/CacheAttribution.js"
@@ -116,7 +116,7 @@ export const runOnce = (options: {
   /** the prompt of a new turn; absent: continue the session's interrupted turn (DEC-16) */
   readonly prompt: string | undefined
   /** what the resumed turn does with a side-effecting call in doubt (default `report`) */
-  readonly inDoubt?: Resume.InDoubtPolicy
+  readonly inDoubt?: ResumePlan.InDoubtPolicy
   /** feeds the agent in place of `prompt` and returns once its last turn ended (`--input-format stream-json`) */
   readonly feed?: (agent: Agent.Agent) => Effect.Effect<void, CliError>
   /** `true` = `stream-json` (kept for callers of the boolean form) */

@@ -22,7 +22,7 @@ import type { Message } from "../../Llm/Message.js"
 import type * as ModelCatalog from "../../Llm/ModelCatalog.js"
 import type { Session } from "../../Session/Session.js"
 import type { SessionError } from "../../Session/SessionError.js"
-import type { SessionEventMap, TurnEndReason } from "../../Session/SessionEvent.js"
+import type { SessionRoute, TurnEndReason } from "../../Session/SessionEvent.js"
 import type * as BatchContexts from "../BatchContexts.js"
 import type * as Compactor from "../Compaction/Compactor.js"
 import type { HookContext } from "../HookContext.js"
@@ -163,7 +163,7 @@ export interface Runtime {
  * @since 0.1.0
  * @category models
  */
-export type Route = SessionEventMap["session/route"]
+export type Route = SessionRoute
 
 /**
  * Turn-local counters, owned by the driver fiber (never shared with another fiber).

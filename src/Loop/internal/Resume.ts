@@ -1,5 +1,5 @@
 /**
- * Resuming an interrupted turn (DEC-16): the turn `T` the log's {@link ResumePlan} names continues
+ * Internal: resuming an interrupted turn (DEC-16; `Agent.resumeTurn`): the turn `T` the log's {@link ResumePlan} names continues
  * under its own number in the one turn enclosure:
  *
  * 1. `turn/start{turn: T, trigger: {kind: "resume"}}`, then `turn/resume{turn, fromStep, superseded?}`.
@@ -16,40 +16,28 @@
  *    superseded partial answer is requested again.
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import type { ToolCallBlock } from "../Llm/ContentBlock.js"
-import * as ResumePlan from "../Session/ResumePlan.js"
-import type { SessionError } from "../Session/SessionError.js"
-import type { SessionEventMap, TurnEndReason } from "../Session/SessionEvent.js"
-import * as BatchContexts from "./BatchContexts.js"
-import * as Driver from "./Driver.js"
-import type { AgentState, Runtime, TurnContext } from "./internal/Runtime.js"
-import { toTurnFailure, TurnFailure } from "./internal/Runtime.js"
-import * as Spans from "./internal/Spans.js"
-import * as Step from "./Step.js"
-import * as StepSignal from "./StepSignal.js"
-import * as Tool from "./Tool.js"
-import * as Turn from "./Turn.js"
-
-/**
- * What happens to a side-effecting call a crash left in doubt: `report` (default) tells the model
- * its effect is unknown, `rerun` runs it again; a function decides per call (e.g. by asking a
- * person; its answer is logged `by: "user"`).
- *
- * @since 0.1.0
- * @category models
- */
-export type InDoubtPolicy =
-  | "report"
-  | "rerun"
-  | ((call: ResumePlan.OpenCall) => Effect.Effect<"rerun" | "report">)
+import type { ToolCallBlock } from "../../Llm/ContentBlock.js"
+import * as ResumePlan from "../../Session/ResumePlan.js"
+import type { SessionError } from "../../Session/SessionError.js"
+import type { SessionEventMap, TurnEndReason } from "../../Session/SessionEvent.js"
+import * as BatchContexts from "../BatchContexts.js"
+import * as Driver from "../Driver.js"
+import type { AgentState, Runtime, TurnContext } from "./Runtime.js"
+import { toTurnFailure, TurnFailure } from "./Runtime.js"
+import * as Spans from "./Spans.js"
+import * as Step from "../Step.js"
+import * as StepSignal from "../StepSignal.js"
+import * as Tool from "../Tool.js"
+import * as Turn from "../Turn.js"
 
 type Decision = SessionEventMap["tool/in-doubt"]
 
-const decide = (rt: Runtime, call: ResumePlan.OpenCall, policy: InDoubtPolicy): Effect.Effect<Decision> =>
+const decide = (rt: Runtime, call: ResumePlan.OpenCall, policy: ResumePlan.InDoubtPolicy): Effect.Effect<Decision> =>
   Effect.gen(function*() {
     const base = { turn: call.turn, step: call.step, callId: call.block.id, name: call.block.name }
     if (!call.started) return { ...base, decision: "rerun", by: "not-started" } as const
@@ -91,7 +79,7 @@ const rerun = (
 const body = (
   rt: Runtime,
   plan: Extract<ResumePlan.Plan, { _tag: "Continue" }>,
-  policy: InDoubtPolicy,
+  policy: ResumePlan.InDoubtPolicy,
   ctx: TurnContext
 ): Effect.Effect<TurnEndReason, TurnFailure> =>
   Effect.gen(function*() {
@@ -129,7 +117,7 @@ const body = (
  * @since 0.1.0
  * @category internals
  */
-export const resumeTurn = (rt: Runtime, policy: InDoubtPolicy): Effect.Effect<boolean, SessionError> =>
+export const resumeTurn = (rt: Runtime, policy: ResumePlan.InDoubtPolicy): Effect.Effect<boolean, SessionError> =>
   Effect.gen(function*() {
     const plan = ResumePlan.plan(yield* rt.session.events)
     if (plan._tag === "Nothing") return false
