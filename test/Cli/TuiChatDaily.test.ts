@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * End-to-end: `harness chat` on a real pseudo-terminal (tmux), the bundled CLI and the scripted
  * model — issue 34, a terminal UI people keep open all day: rendering (tabs, Markdown, NO_COLOR),

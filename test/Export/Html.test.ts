@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * The HTML export (issue 35): self-contained, every log string escaped, thinking collapsible, tool
  * calls with arguments, results and diffs, usage and cost, fork lineage; loaded offline in headless

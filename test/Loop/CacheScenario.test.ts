@@ -1,3 +1,4 @@
+// vitest project: integration
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as CacheAttribution from "../../src/Session/CacheAttribution.js"

@@ -1,3 +1,4 @@
+// vitest project: integration
 /**
  * The embedder's acceptance test (issue 28, DEC-15): the full coding agent composed from the package's root
  * entry alone (`src/index.ts` is the source of `effect-harness`; a check below keeps this file to the package's
