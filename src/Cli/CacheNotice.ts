@@ -51,14 +51,21 @@ export const breakLine = (
   return `prompt cache break (${attribution.cause}): this request re-sends ${figures(resent, pricing)}`
 }
 
+const reportsCache = (e: SessionEvent): boolean =>
+  e.type === "assistant/message" && ((e.data.usage?.cacheReadTokens ?? 0) > 0 || (e.data.usage?.cacheWriteTokens ?? 0) > 0)
+
 /**
- * The tokens of the session's warm cached prefix at `now` (its last request), or `undefined` when cold (`ttl`
+ * The tokens of the session's warm cached prefix at `now` (its last request), or `undefined` when the provider
+ * never reported cache activity or the cache is cold (`ttl`
  * passed since; `ttl` undefined: never cold).
  *
  * @since 0.2.0
  * @category utils
  */
 export const warmTokens = (events: ReadonlyArray<SessionEvent>, ttl: number | undefined, now: number): number | undefined => {
+  // a provider that never reported a cache read or write (the offline demo, a server without prompt
+  // caching) has no cache to lose
+  if (!events.some(reportsCache)) return undefined
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i] as SessionEvent
     if (e.type !== "request/cache") continue

@@ -114,6 +114,20 @@ export const step = (summary: Summary, event: SessionEvent): Summary => {
 }
 
 /**
+ * What the log holds of its last turn (from its `turn/start`; its `turn/end`, a crash repair's or a
+ * cancel's, left out): where a resumed turn's summary starts (DEC-16), so a resume that only closes
+ * the turn still reports the answer logged before the crash.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ofLastTurn = (events: ReadonlyArray<SessionEvent>): Summary => {
+  let start = events.length
+  while (start > 0 && events[start - 1]!.type !== "turn/start") start--
+  return start === 0 ? empty : events.slice(start - 1).filter((e) => e.type !== "turn/end").reduce(step, empty)
+}
+
+/**
  * The `subtype` of a result.
  *
  * @since 0.1.0

@@ -20,7 +20,17 @@ describe("cache-break notices (issue 30)", () => {
   })
 
   it("warm: the last request within the provider's TTL (Anthropic 5 minutes, 1 hour with --cache-ttl 1h; DeepSeek keeps its cache)", () => {
-    const events = [cacheEvent(0, 1_000, { prefixBytes: 0, requestBytes: 8_000, prefixTokens: 0, requestTokens: 2_000 })]
+    const request = cacheEvent(0, 1_000, { prefixBytes: 0, requestBytes: 8_000, prefixTokens: 0, requestTokens: 2_000 })
+    const answer = (cacheWriteTokens: number) =>
+      ({
+        type: "assistant/message",
+        seq: 1,
+        time: 1_000,
+        data: { turn: 1, step: 1, content: [], provenance: { provider: "anthropic", model: "claude-sonnet-4-5" }, usage: { inputTokens: 10, outputTokens: 5, cacheWriteTokens } }
+      }) satisfies SessionEvent
+    const events = [request, answer(2_000)]
+    // a provider that reports no cache activity has no warm cache (the offline demo)
+    expect(CacheNotice.warmTokens([request, answer(0)], CacheNotice.ttlOf(undefined)("anthropic"), 1_000 + 60_000)).toBeUndefined()
     const ttl = CacheNotice.ttlOf(undefined)
     expect(CacheNotice.warmTokens(events, ttl("anthropic"), 1_000 + 60_000)).toBe(2_000)
     expect(CacheNotice.warmTokens(events, ttl("anthropic"), 1_000 + 6 * 60_000)).toBeUndefined()

@@ -164,7 +164,10 @@ export const runOnce = (options: {
         })
       }\n`)
     }
-    const summary = yield* Ref.make(RunSummary.empty)
+    // resuming (DEC-16): the summary is the turn's, so it starts from what the log holds of the
+    // interrupted turn (a resume that only closes the turn still reports its logged answer)
+    const resuming = options.prompt === undefined && options.feed === undefined
+    const summary = yield* Ref.make(resuming ? RunSummary.ofLastTurn(yield* Effect.orElseSucceed(agent.session.events, () => [])) : RunSummary.empty)
     // one observer per append on the hot path: print, and fold the run's summary
     yield* agent.session.observe((event) =>
       Effect.andThen(printer.observe(event), Ref.update(summary, (s) => RunSummary.step(s, event)))
