@@ -157,7 +157,9 @@ const runMoment = (
       return { moment: killAfter, killedAt: plan.reason, resumed: false }
     }
     expect(resumed.code, resumed.stderr).toBe(0)
-    expect(result.result, resumed.stderr).toContain(ANSWER)
+    // a turn killed after its answer was logged only needs closing: the answer is in the log (checked
+    // below), and the resuming run itself streams nothing
+    if (!plan.finished) expect(result.result, resumed.stderr).toContain(ANSWER)
     // the route was restored: the resumed requests reached this server
     expect(server.requests().length).toBeGreaterThan(requestsBefore)
     // every bash call ran at least once; at most once unless it was in doubt and the policy re-ran it
