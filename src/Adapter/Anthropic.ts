@@ -140,7 +140,7 @@ export interface Options {
 /**
  * The TTLs Anthropic accepts on `cache_control` (five minutes is the API's default and is sent without `ttl`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type CacheTtl = "5m" | "1h"
@@ -149,7 +149,7 @@ export type CacheTtl = "5m" | "1h"
  * The `anthropic-beta` value sent with a one-hour cache TTL (the API first shipped the TTL behind it; it is
  * accepted, and ignored, now that the TTL is generally available).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const extendedCacheTtlBeta = "extended-cache-ttl-2025-04-11"
@@ -520,7 +520,7 @@ const markTail = (message: Wire, control: Wire): Wire => {
  * With `"1h"` every breakpoint carries `ttl: "1h"` (one TTL for all, so the API's "longer TTLs first" rule
  * holds); five minutes is the API default and is sent as a bare `{type: "ephemeral"}`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category request
  */
 export const cacheBreakpoints = (body: Wire, ttl: CacheTtl): Wire => {

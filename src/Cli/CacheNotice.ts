@@ -12,7 +12,7 @@
  * last request was sent within its provider's TTL (`CacheAttribution.Ttl`; no TTL: always warm); {@link ttlOf}
  * is that TTL for `--cache-ttl`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -24,7 +24,7 @@ import type { SessionEvent } from "../Session/SessionEvent.js"
 /**
  * The extra USD of sending `tokens` uncached instead of reading them from the cache.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const resendCost = (tokens: number, pricing: ModelCatalog.Pricing): number =>
@@ -39,7 +39,7 @@ const figures = (tokens: number, pricing: ModelCatalog.Pricing | undefined): str
 /**
  * The stderr line of a request that breaks its cached prefix, or `undefined` when it does not.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const breakLine = (
@@ -59,7 +59,7 @@ const reportsCache = (e: SessionEvent): boolean =>
  * never reported cache activity or the cache is cold (`ttl`
  * passed since; `ttl` undefined: never cold).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const warmTokens = (events: ReadonlyArray<SessionEvent>, ttl: number | undefined, now: number): number | undefined => {
@@ -78,7 +78,7 @@ export const warmTokens = (events: ReadonlyArray<SessionEvent>, ttl: number | un
  * The question to ask before `action` (e.g. "switching to claude-opus-4-5") on a session whose cache is warm, or
  * `undefined` when there is nothing to lose.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const warning = (
@@ -96,7 +96,7 @@ export const warning = (
 /**
  * The TTLs `--cache-ttl` means: one hour for Anthropic with `1h`, else the providers' defaults.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const ttlOf = (cacheTtl: "5m" | "1h" | undefined) => (provider: string): number | undefined =>

@@ -308,7 +308,7 @@ export const roundUsd = (usd: number): number => Math.round(usd * 1e10) / 1e10
  * read price, less the premium of cache writes over the input price (a write costs more than plain input, so a
  * request that only writes saves a negative amount; the next request's reads pay it back).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const cacheSavings = (pricing: Pricing, usage: TokenUsage): number =>
@@ -320,7 +320,7 @@ export const cacheSavings = (pricing: Pricing, usage: TokenUsage): number =>
  * {@link cacheSavings} of one request at a catalog's prices, rounded like {@link requestCost}; `undefined` when
  * the model is unpriced or there is no usage.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const requestSavings = (
@@ -338,7 +338,7 @@ export const requestSavings = (
  * The cache hit rate of a usage record: cached input / total input (input + cache reads + cache writes);
  * `undefined` when there is no input.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const hitRate = (usage: TokenUsage): number | undefined => {

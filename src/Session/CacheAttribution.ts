@@ -30,7 +30,7 @@
  * {@link ofLog} derives the attribution of every request of a log from the log alone, so the `request/cache`
  * events the loop writes are reconstructable (they are checked against it in tests).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Json from "../Llm/Json.js"
@@ -52,7 +52,7 @@ declare module "./SessionEvent.js" {
 /**
  * Why a request's cached prefix broke.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Cause =
@@ -67,7 +67,7 @@ export type Cause =
 /**
  * The causes, in the order they are tested.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const causes: ReadonlyArray<Cause> = [
@@ -84,7 +84,7 @@ export const causes: ReadonlyArray<Cause> = [
  * Where a request first differs from the previous one: the segment, and for a message its index in the
  * request and the seq of the log event it came from (absent for a session-prefix message).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Divergence {
@@ -96,7 +96,7 @@ export interface Divergence {
 /**
  * The attribution of one request.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Attribution {
@@ -114,7 +114,7 @@ export interface Attribution {
  * A request as sent: the request, the seq of the log event each message came from (`undefined` for a
  * session-prefix message) and when it was sent (epoch ms).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Sent {
@@ -126,7 +126,7 @@ export interface Sent {
 /**
  * Bytes per estimated token (a typical tokenizer's average on JSON, code and English).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const BYTES_PER_TOKEN = 4
@@ -165,7 +165,7 @@ const tokens = (bytes: number): number => Math.ceil(bytes / BYTES_PER_TOKEN)
 /**
  * The bytes of a request's canonical form.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attribution
  */
 export const requestBytes = (request: GenerateOptions): number => {
@@ -198,7 +198,7 @@ const messageCause = (
  * Attributes `next` against `previous` (see the module doc). `between` = the log events after the previous
  * request was sent and up to this one; `ttlMs` = the provider's cache TTL (`undefined`: not checked).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attribution
  */
 export const attribute = (
@@ -256,7 +256,7 @@ export const attribute = (
  * The seq of the event each message of a derivation came from: surface nodes that project to nothing are
  * skipped, as `Projection.deriveMessages` skips them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attribution
  */
 export const messageSeqs = (nodes: ReadonlyArray<SessionEvent>): Array<number> => {
@@ -286,7 +286,7 @@ const projects = (node: SessionEvent): boolean => {
 /**
  * One attributed request of a log.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Logged {
@@ -301,7 +301,7 @@ export interface Logged {
  * each request is rebuilt as `Reconstruct` rebuilds it, sent at its `step/start` time; `ttlMs(provider)` gives
  * the TTL of the request's provider.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category attribution
  */
 export const ofLog = (
@@ -338,7 +338,7 @@ export const ofLog = (
  * The cache TTL assumed for a provider route when none is configured: Anthropic's default five minutes, OpenAI's
  * five to ten minutes of inactivity (ten), none for others (DeepSeek keeps its disk cache for hours).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const defaultTtlMs = (provider: string): number | undefined =>
@@ -349,7 +349,7 @@ export const defaultTtlMs = (provider: string): number | undefined =>
  * never expires as far as attribution knows). Default {@link defaultTtlMs}; the CLI's `--cache-ttl 1h` provides
  * one hour for `anthropic`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category references
  */
 export const Ttl: Context.Reference<(provider: string) => number | undefined> = Context.Reference(

@@ -14,7 +14,7 @@ import packageJson from "../../package.json" with { type: "json" }
 /**
  * What the export needs.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface ExportOptions {

@@ -120,7 +120,7 @@ const LINE_KEEP_BYTES = MAX_LINE_CHARS * 4
  * Bytes read past what a line shows while looking for its end (1 MiB); a line that goes on ends
  * the read there.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const LONG_LINE_WINDOW = 1024 * 1024

@@ -248,7 +248,7 @@ const builtIn = ModelCatalog.unsafeMake()
 /**
  * A hit rate for people: `97.8 %`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const percent = (rate: number): string => `${(rate * 100).toFixed(1)} %`
@@ -256,7 +256,7 @@ export const percent = (rate: number): string => `${(rate * 100).toFixed(1)} %`
 /**
  * The cache line of the statistics: hit rate, money saved, breaks by cause.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const cacheLine = (cache: Stats["cache"]): string => {

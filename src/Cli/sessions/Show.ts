@@ -32,7 +32,7 @@ const indent = (text: string, prefix = "  "): string =>
  * The line a `request/cache` event shows: how much of the request its predecessor cached, and a break's cause
  * and place (issue 30).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category utils
  */
 export const cacheNote = (a: CacheAttribution.Attribution): string => {

@@ -9,7 +9,7 @@
  *
  * The TTL of the route's provider is `CacheAttribution.Ttl` (default `CacheAttribution.defaultTtlMs`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type { GenerateOptions } from "../../Llm/Message.js"
@@ -54,7 +54,7 @@ const padded = (length: number, seqs: ReadonlyArray<number>): ReadonlyArray<numb
  * Logs the `request/cache` event of the request about to be sent. `started` = the step's `step/start` event;
  * `request` without its `sessionId` is compared; `firstOfInstance` rebuilds the previous request from the log.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category recording
  */
 export const record = (
