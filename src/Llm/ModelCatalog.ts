@@ -183,12 +183,17 @@ export interface Service {
 }
 
 /**
- * The catalog Tag. Optional for the loop: without it the built-in catalog is used.
+ * The catalog key: a `Context.Reference` whose default is the built-in catalog. [DECISION] Optional
+ * by intent (issue 28 item 5): every model runs on the built-ins unless an embedder provides a
+ * catalog ({@link layer}), so the default is part of the type instead of an optional lookup at
+ * each use. The default is built once per process (so an unknown model is logged once per process).
  *
  * @since 0.1.0
  * @category tags
  */
-export class ModelCatalog extends Context.Service<ModelCatalog, Service>()("effect-harness/Llm/ModelCatalog") {}
+export const ModelCatalog: Context.Reference<Service> = Context.Reference<Service>("effect-harness/Llm/ModelCatalog", {
+  defaultValue: () => unsafeMake()
+})
 
 const keyOf = (provider: string, model: string): string => `${provider}\u0000${model}`
 
@@ -245,7 +250,7 @@ export const make = (options: Options = {}): Effect.Effect<Service> => Effect.sy
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}): Layer.Layer<ModelCatalog> => Layer.effect(ModelCatalog, make(options))
+export const layer = (options: Options = {}): Layer.Layer<never> => Layer.effect(ModelCatalog, make(options))
 
 /**
  * The cost of one usage record in USD, or `undefined` when the model has no published prices.

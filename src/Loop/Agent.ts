@@ -369,7 +369,8 @@ export const makeFactory: Effect.Effect<
   const prompt = yield* SystemPrompt.SystemPrompt
   const toolRuntime = yield* ToolRuntime.ToolRuntime
   const sessions = yield* Sessions.make
-  const catalog = Option.getOrElse(yield* Effect.serviceOption(ModelCatalog.ModelCatalog), () => ModelCatalog.unsafeMake())
+  // a Reference: the built-in catalog unless one is provided
+  const catalog = yield* ModelCatalog.ModelCatalog
 
   const make = Effect.fn("Agent.make")(<const Tools extends ReadonlyArray<Tool.Any> = readonly []>(
     options: AgentOptions<Tools> = {}

@@ -58,7 +58,6 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import * as Context from "effect/Context"
 import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -67,7 +66,6 @@ import * as Json from "../Llm/Json.js"
 import type { Message, SessionId } from "../Llm/Message.js"
 import type { StreamChunk } from "../Llm/StreamChunk.js"
 import * as ChunkFastPath from "./ChunkFastPath.js"
-import * as Projection from "./Projection.js"
 import * as RequestHeader from "./RequestHeader.js"
 import type { SessionError } from "./SessionError.js"
 import * as SessionErrors from "./SessionError.js"
@@ -76,28 +74,15 @@ import { FORMAT_VERSION, SessionHeaderSchema } from "./SessionEvent.js"
 import type { AppendNow } from "./SessionPersistence.js"
 import * as Surface from "./Surface.js"
 import * as Validate from "./Validate.js"
+import * as Lock from "./live/Lock.js"
+import * as Offload from "./live/Offload.js"
+import * as Publish from "./live/Publish.js"
+import { publishing } from "./live/State.js"
+import type { Batch, Observer, State, SurfaceView } from "./live/State.js"
+import * as Views from "./live/Views.js"
+import * as WriteThrough from "./live/WriteThrough.js"
 
-/**
- * The live surface (S-13): the ordered events that become model messages, and how many replaces
- * happened.
- *
- * @since 0.1.0
- * @category models
- */
-export interface SurfaceView {
-  readonly nodes: ReadonlyArray<SessionEvent>
-  readonly replaceGeneration: number
-}
-
-/**
- * An observer, run inline after each commit in seq order.
- *
- * unknown-error: user callback. A failure is contained (logged), never propagated to the appender.
- *
- * @since 0.1.0
- * @category models
- */
-export type Observer = (event: SessionEvent) => Effect.Effect<void, unknown>
+export type { Observer, SurfaceView } from "./live/State.js"
 
 /**
  * A live session handle.
@@ -205,71 +190,9 @@ export interface MakeOptions {
   readonly stored?: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>
 }
 
-/** A batch to append: `length` inputs, each committed by `commit(i, time)` (or handed out one by one as `input(i)`). */
-interface Batch {
-  readonly length: number
-  readonly input: (i: number) => AppendInput
-  readonly commit: (i: number, time: number) => Result.Result<SessionEvent, SessionError>
-}
 
 /** a non-negative safe integer other than `-0`: what the payload schema accepts as a turn or step */
 const isNat = (n: number): boolean => Number.isSafeInteger(n) && n >= 0 && !Object.is(n, -0)
-
-interface Publication {
-  readonly owner: object
-  active: boolean
-}
-
-/**
- * The publications the current effect runs inside (re-entrancy detection, S-10): each
- * publication provides its token to its observers' run (`Effect.updateService`), so the fibers
- * they fork inherit the tokens current when they were forked; a token stops counting once its
- * publication ended (`active`). (Effect 3 kept a per-fiber holder mutated in place in a FiberRef;
- * Effect 4 has no FiberRef, and a context value is read-only.)
- */
-const publishing: Context.Reference<ReadonlyArray<Publication>> = Context.Reference<ReadonlyArray<Publication>>(
-  "effect-harness/Session/publishing",
-  { defaultValue: () => [] }
-)
-
-interface ObserverEntry {
-  readonly observer: Observer
-}
-
-interface State {
-  /** the events held in memory, in seq order: every event except the dropped chunks */
-  readonly log: Array<SessionEvent>
-  /** the seq the next commit gets (`log.length` + `dropped`) */
-  length: number
-  /** how many chunk events were dropped from memory (all below `scanned`) */
-  dropped: number
-  /** how many held `assistant/message` events were slimmed (their `sourceEventSeqs` left to the stored log) */
-  slimmed: number
-  /** events below this seq were looked at for dropping */
-  scanned: number
-  readonly surface: Surface.State
-  requestHeader: EpochHeader | undefined
-  nextTurn: number
-  eventsSnapshot: ReadonlyArray<SessionEvent> | undefined
-  surfaceSnapshot: SurfaceView | undefined
-  derived: Array<Message>
-  derivedNodes: number
-  derivedGeneration: number
-  observers: ReadonlyArray<ObserverEntry>
-  activePublications: number
-  /** an append holds the lock (between acquiring it and releasing it) */
-  holding: boolean
-}
-
-const projected = new WeakMap<SessionEvent, Message | null>()
-
-const project = (event: SessionEvent): Message | undefined => {
-  const cached = projected.get(event)
-  if (cached !== undefined) return cached ?? undefined
-  const m = Projection.deriveEventMessage(event)
-  projected.set(event, m ?? null)
-  return m
-}
 
 const decodeHeader = Schema.decodeUnknownResult(SessionHeaderSchema)
 
@@ -280,18 +203,6 @@ const validateHeader = (header: unknown): Result.Result<SessionHeader, SessionEr
     decodeHeader(snap.success),
     (e) => SessionErrors.make("INVALID_EVENT", `S-12: invalid session header: ${e.message}`)
   ).pipe(Result.map((h) => Object.freeze(h) as SessionHeader))
-}
-
-/** The first position in `log` (sorted by seq) whose seq is at least `seq`. */
-const lowerBound = (log: ReadonlyArray<SessionEvent>, seq: number): number => {
-  let lo = 0
-  let hi = log.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if ((log[mid] as SessionEvent).seq < seq) lo = mid + 1
-    else hi = mid
-  }
-  return lo
 }
 
 const nextTurnOf = (events: ReadonlyArray<SessionEvent>): number => {
@@ -345,7 +256,8 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       derivedGeneration: 0,
       observers: [],
       activePublications: 0,
-      holding: false
+      holding: false,
+      published: seeded.length
     }
     const owner = {}
     const onCommit = options.onCommit
@@ -353,8 +265,6 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const stored = persist === undefined ? undefined : options.stored
     const persistNow = persist === undefined ? undefined : options.persistNow
     const pubsub = yield* PubSub.unbounded<SessionEvent>()
-    /** with `persist`: how many events of the log were published (the rest await a persist) */
-    let published = seeded.length
 
     const commit = (input: AppendInput, time: number): Result.Result<SessionEvent, SessionError> => {
       const r = Validate.appendInput(state.surface, input, state.length, time)
@@ -404,34 +314,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       }
     }
 
-    const contained = (entry: ObserverEntry, event: SessionEvent): Effect.Effect<void> =>
-      Effect.catchCause(
-        Effect.suspend(() => entry.observer(event)),
-        (cause) => Effect.logWarning(`session ${header.id}: observer failed on ${event.type} #${event.seq} (contained)`, cause)
-      )
-
-    const runObservers = (observers: ReadonlyArray<ObserverEntry>, event: SessionEvent, from: number): Effect.Effect<void> =>
-      from === observers.length - 1
-        ? contained(observers[from] as ObserverEntry, event)
-        : Effect.andThen(
-          contained(observers[from] as ObserverEntry, event),
-          Effect.suspend(() => runObservers(observers, event, from + 1))
-        )
-
-    const notify = (event: SessionEvent): Effect.Effect<void> => {
-      const observers = state.observers
-      if (observers.length === 0) return Effect.void
-      const token: Publication = { owner, active: true }
-      state.activePublications++
-      // the publication's token is in the observers' context (read-only, inherited by their forks)
-      return Effect.ensuring(
-        Effect.updateService(runObservers(observers, event, 0), publishing, (tokens) => [...tokens, token]),
-        Effect.sync(() => {
-          token.active = false
-          state.activePublications--
-        })
-      )
-    }
+    const notify = Publish.make(state, owner, header.id)
 
     // made when it happens (an error made up front keeps its stack trace, and what it references, per session)
     const reentrant = () => SessionErrors.make(
@@ -440,26 +323,18 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       { sessionId: header.id }
     )
 
-    // The append lock: a FIFO mutex whose uncontended acquisition is synchronous (`state.holding`
-    // flips in place). Releasing hands the lock straight to the oldest waiter (it stays held).
-    const waiters: Array<() => void> = []
-    const release = (): void => {
-      const next = waiters.shift()
-      if (next === undefined) state.holding = false
-      else next()
-    }
-    // Waits for the lock (interruptible); an interrupted waiter that was already handed the lock
-    // passes it on.
-    const waitForLock: Effect.Effect<void> = Effect.callback<void>((resume) => {
-      const wake = () => resume(Effect.void)
-      waiters.push(wake)
-      return Effect.sync(() => {
-        const i = waiters.indexOf(wake)
-        if (i >= 0) waiters.splice(i, 1)
-        else release()
-      })
+    const lock = Lock.make(state)
+    const { release, waitForLock, releaseLock } = lock
+    const offload = Offload.make(state, header.id, stored)
+    const { through, nowOrBacklog } = WriteThrough.make({
+      state,
+      pubsub,
+      persist,
+      persistNow,
+      notify,
+      lock,
+      dropPersistedChunks: offload.dropPersistedChunks
     })
-    const releaseLock = Effect.sync(release)
 
     // Under the lock (held on entry): commit, then publish to the observers, uninterruptibly
     // (every observer sees every committed event, in seq order); the lock is released after.
@@ -478,159 +353,6 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
         return Effect.as(Effect.ensuring(notify(event), releaseLock), event)
       })
 
-    // Write-through (under the lock, uninterruptible): persist what was committed, then publish
-    // every committed event not yet published, in seq order.
-    const publishBacklog = (): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (published >= state.length) return Effect.void
-        // nothing at or above `published` was dropped (dropping follows publication)
-        const event = state.log[published - state.dropped] as SessionEvent
-        published++
-        PubSub.publishUnsafe(pubsub, event)
-        return Effect.andThen(notify(event), publishBacklog())
-      })
-    /**
-     * Drops from memory the chunk events cited by the `assistant/message` events persisted and
-     * published since the last call (they are all in the stored log now). Cited seqs are below
-     * the citing event's seq, so everything at or above `scanned` is still in `log`.
-     */
-    /** the held messages that left their `sourceEventSeqs` to the stored log (`events` reads them back) */
-    const slimEvents = new WeakSet<SessionEvent>()
-    const dropPersistedChunks = (): void => {
-      if (stored === undefined) return
-      let cited: Set<number> | undefined
-      let lowest = Infinity
-      for (let seq = state.scanned; seq < published; seq++) {
-        const at = seq - state.dropped
-        const event = state.log[at] as SessionEvent
-        if (event.type !== "assistant/message" || event.sourceEventSeqs === undefined) continue
-        for (const s of event.sourceEventSeqs) {
-          if (cited === undefined) cited = new Set()
-          cited.add(s)
-          if (s < lowest) lowest = s
-        }
-        if (event.sourceEventSeqs.length === 0) continue
-        // the citations are in the stored log too: held (and on the surface) without them, 8 bytes a chunk
-        const { sourceEventSeqs: _cited, ...rest } = event
-        const slim = Object.freeze(rest) as SessionEvent
-        slimEvents.add(slim)
-        state.log[at] = slim
-        const node = state.surface.positions.get(seq)
-        if (node !== undefined && state.surface.nodes[node] === event) state.surface.nodes[node] = slim
-        state.slimmed++
-        state.surfaceSnapshot = undefined
-        state.eventsSnapshot = undefined
-      }
-      state.scanned = published
-      if (cited === undefined) return
-      const log = state.log
-      let from = lowerBound(log, lowest)
-      let to = from
-      for (; from < log.length; from++) {
-        const event = log[from] as SessionEvent
-        if (event.type === "assistant/chunk" && cited.has(event.seq)) continue
-        log[to++] = event
-      }
-      const removed = log.length - to
-      if (removed === 0) return
-      log.length = to
-      state.dropped += removed
-      state.eventsSnapshot = undefined
-    }
-
-    const persistAndPublish = (p: Effect.Effect<void, SessionError>): Effect.Effect<void, SessionError> =>
-      Effect.andThen(p, Effect.andThen(publishBacklog(), Effect.sync(dropPersistedChunks)))
-
-    /** Every event so far: the held ones, and the dropped chunks read back from the stored log. */
-    const readBack = (read: Effect.Effect<ReadonlyArray<SessionEvent>, SessionError>) =>
-      Effect.suspend(() => {
-        const held = state.log.slice()
-        const length = state.length
-        return Effect.flatMap(read, (all) => {
-          const out: Array<SessionEvent> = new Array(length)
-          let h = 0
-          for (let seq = 0; seq < length; seq++) {
-            const mine = held[h]
-            const back = all[seq]
-            if (mine !== undefined && mine.seq === seq) {
-              h++
-              if (!slimEvents.has(mine)) {
-                out[seq] = mine
-                continue
-              }
-            }
-            const expected = mine !== undefined && mine.seq === seq ? mine.type : "assistant/chunk"
-            if (back === undefined || back.seq !== seq || back.type !== expected) {
-              return Effect.fail(SessionErrors.make(
-                "CORRUPT_LOG",
-                `session ${header.id}: event #${seq} is no longer in memory and the stored log does not hold it`,
-                { sessionId: header.id }
-              ))
-            }
-            out[seq] = back
-          }
-          return Effect.succeed(Object.freeze(out) as ReadonlyArray<SessionEvent>)
-        })
-      })
-
-    /** Commits the batch in order up to its first invalid input (which fails it; earlier ones stay committed). */
-    const commitAll = (batch: Batch, clock: Clock.Clock): { readonly out: Array<SessionEvent>; readonly failure: SessionError | undefined } => {
-      const out: Array<SessionEvent> = []
-      for (let i = 0; i < batch.length; i++) {
-        const r = batch.commit(i, clock.currentTimeMillisUnsafe())
-        if (Result.isFailure(r)) return { out, failure: r.failure }
-        out.push(r.success)
-      }
-      return { out, failure: undefined }
-    }
-
-    /** After a synchronous write: offers every unpublished event to `changes` (no observer to run), drops persisted chunks. */
-    const publishWritten = (): void => {
-      while (published < state.length) PubSub.publishUnsafe(pubsub, state.log[published++ - state.dropped] as SessionEvent)
-      dropPersistedChunks()
-    }
-
-    /** Under the lock (held on entry): commit each input, persist, publish; releases the lock. */
-    const underLockThrough = (
-      p: Effect.Effect<void, SessionError>,
-      batch: Batch
-    ): Effect.Effect<Array<SessionEvent>, SessionError> =>
-      Effect.clockWith((clock) => {
-        const { failure, out } = commitAll(batch, clock)
-        if (out.length === 0 && published >= state.length) {
-          release()
-          return failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
-        }
-        // the synchronous write-through (issue 20): persisted now, published in this same step
-        // (no observer to run), the lock released before anything else can happen
-        if (persistNow !== undefined && state.observers.length === 0) {
-          const now = persistNow()
-          if (now !== "later") {
-            if (now === "written") publishWritten()
-            release()
-            if (now !== "written") return Effect.fail(now)
-            return failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
-          }
-        }
-        const done = persistAndPublish(p)
-        return Effect.ensuring(
-          failure === undefined ? Effect.as(done, out) : Effect.andThen(done, Effect.fail(failure)),
-          releaseLock
-        )
-      })
-
-    const through = (
-      p: Effect.Effect<void, SessionError>,
-      batch: Batch
-    ): Effect.Effect<Array<SessionEvent>, SessionError> =>
-      Effect.uninterruptibleMask((restore) => {
-        if (!state.holding) {
-          state.holding = true
-          return underLockThrough(p, batch)
-        }
-        return Effect.andThen(restore(waitForLock), underLockThrough(p, batch))
-      })
-
     // Slow path: take the lock (synchronously when free), commit and publish uninterruptibly.
     const locked = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
       Effect.uninterruptibleMask((restore) => {
@@ -645,42 +367,6 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     // offer are one synchronous step (atomic; no publication can interleave).
     const fast = (input: AppendInput): Effect.Effect<SessionEvent, SessionError> =>
       Effect.clockWith((clock) => Effect.fromResult(commit(input, clock.currentTimeMillisUnsafe())))
-
-    /**
-     * The streaming hot path (issue 20): with nothing in the way (lock free, no publication, no
-     * observer, no backlog) commit, persist through `persistNow` and publish in one synchronous
-     * step, without taking the lock. When the backend answers "later" the committed events are a
-     * backlog that an empty batch (a flush point) persists and publishes under the lock, in this
-     * same call; if that is interrupted first, the next append or flush does it (nothing is lost,
-     * observers still see seq order).
-     */
-    const nowOrBacklog = (batch: Batch): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> =>
-      Effect.clockWith((clock) => {
-        const { failure, out } = commitAll(batch, clock)
-        const settled = failure === undefined ? Effect.succeed(out) : Effect.fail(failure)
-        if (out.length === 0) return settled
-        const now = (persistNow as () => AppendNow)()
-        if (now === "written") {
-          publishWritten()
-          return settled
-        }
-        if (now === "later") return Effect.andThen(backlogThrough(persist as Effect.Effect<void, SessionError>), settled)
-        return Effect.fail(now)
-      })
-
-    /** Takes the lock and persists then publishes the backlog (nothing to do when another append did). */
-    const backlogThrough = (p: Effect.Effect<void, SessionError>): Effect.Effect<void, SessionError> =>
-      Effect.uninterruptibleMask((restore) => {
-        const run = Effect.ensuring(
-          Effect.suspend(() => (published >= state.length ? Effect.void : persistAndPublish(p))),
-          releaseLock
-        )
-        if (!state.holding) {
-          state.holding = true
-          return run
-        }
-        return Effect.andThen(restore(waitForLock), run)
-      })
 
     const throughOne = (p: Effect.Effect<void, SessionError>, input: AppendInput) =>
       Effect.map(through(p, inputsBatch([input])), (out) => out[0] as SessionEvent)
@@ -703,13 +389,13 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
     const appendAll = (batch: Batch): Effect.Effect<ReadonlyArray<SessionEvent>, SessionError> => {
       if (
         persistNow !== undefined && batch.length > 0 && !state.holding && state.activePublications === 0 &&
-        state.observers.length === 0 && published >= state.length
+        state.observers.length === 0 && state.published >= state.length
       ) {
         return nowOrBacklog(batch)
       }
       if (persist !== undefined) {
         // an empty batch is a flush point: it retries an unsaved backlog and publishes it
-        if (batch.length === 0 && published >= state.length) return Effect.succeed([])
+        if (batch.length === 0 && state.published >= state.length) return Effect.succeed([])
         if (state.activePublications === 0) return through(persist, batch)
         return Effect.flatMap(Effect.service(publishing), (tokens) =>
           tokens.some((t) => t.owner === owner && t.active) ? Effect.failSync(reentrant) : through(persist, batch))
@@ -734,48 +420,7 @@ export const make = (options: MakeOptions = {}): Effect.Effect<Session, SessionE
       append: (input) => Effect.suspend(() => append(input)),
       appendAll: (inputs) => Effect.suspend(() => appendAll(inputsBatch(inputs))),
       appendChunks: (turn, step, chunks) => Effect.suspend(() => appendAll(chunksBatch(turn, step, chunks))),
-      events: Effect.suspend(() =>
-        (state.dropped === 0 && state.slimmed === 0) || stored === undefined
-          ? Effect.succeed(state.eventsSnapshot ??= Object.freeze(state.log.slice()))
-          : readBack(stored)
-      ),
-      // the same cached snapshot `events` uses while nothing is dropped (a drop invalidates it)
-      heldEvents: Effect.sync(() => state.eventsSnapshot ??= Object.freeze(state.log.slice())),
-      nextSeq: Effect.sync(() => state.length),
-      nextTurn: Effect.sync(() => state.nextTurn),
-      surface: Effect.sync(() =>
-        state.surfaceSnapshot ??= Object.freeze({
-          nodes: Object.freeze(state.surface.nodes.slice()),
-          replaceGeneration: state.surface.replaceGeneration
-        })
-      ),
-      deriveMessages: Effect.sync(() => {
-        const s = state.surface
-        if (state.derivedGeneration !== s.replaceGeneration) {
-          state.derived = []
-          state.derivedNodes = 0
-          state.derivedGeneration = s.replaceGeneration
-        }
-        const nodes = s.nodes
-        for (let i = state.derivedNodes; i < nodes.length; i++) {
-          const m = project(nodes[i] as SessionEvent)
-          if (m !== undefined) state.derived.push(m)
-        }
-        state.derivedNodes = nodes.length
-        return state.derived.slice()
-      }),
-      requestHeader: Effect.sync(() => state.requestHeader),
-      observe: (observer) =>
-        Effect.asVoid(Effect.acquireRelease(
-          Effect.sync(() => {
-            const entry: ObserverEntry = { observer }
-            state.observers = [...state.observers, entry]
-            return entry
-          }),
-          (entry) => Effect.sync(() => {
-            state.observers = state.observers.filter((e) => e !== entry)
-          })
-        )),
+      ...Views.make(state, stored, offload.readBack),
       // built when read: the stream's structure is a few KB, per live session (issue 20)
       changes: Stream.suspend(() => Stream.fromPubSub(pubsub)),
       subscribe: PubSub.subscribe(pubsub)

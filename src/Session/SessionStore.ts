@@ -6,7 +6,7 @@
  * - Every session the store creates, opens or forks is live for the lifetime of the caller's
  *   `Scope`. The store takes the backend's exclusive writer lock first (`SESSION_LOCKED` for a
  *   second writer, in this process or another), and releases it last.
- * - Write path (DEC-11, replaces D-7's turn-end buffering): every committed event is buffered
+ * - Write path (DEC-11, replaces D-7's turn-end buffering; `SessionWriter`, one per live session): every committed event is buffered
  *   synchronously at commit, and every append (one `appendAll` batch included) then drains the
  *   buffer with one `persistence.append` (one write / one transaction) before the session publishes
  *   anything (the session's `persist` hook): printed ⇒ written. A drained batch that holds a
@@ -40,7 +40,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import * as Semaphore from "effect/Semaphore"
 import * as GenAi from "../Llm/GenAi.js"
 import type { SessionId } from "../Llm/Message.js"
 import * as Fork from "./Fork.js"
@@ -48,11 +47,11 @@ import * as Memory from "./persistence/Memory.js"
 import * as Session from "./Session.js"
 import type { SessionError } from "./SessionError.js"
 import * as SessionErrors from "./SessionError.js"
+import * as SessionWriter from "./SessionWriter.js"
 import type { SessionEvent, SessionHeader } from "./SessionEvent.js"
 import { FORMAT_VERSION } from "./SessionEvent.js"
-import type { AppendNow, Loaded, SessionSummary } from "./SessionPersistence.js"
+import type { Loaded, SessionSummary } from "./SessionPersistence.js"
 import { SessionPersistence } from "./SessionPersistence.js"
-import * as Validate from "./Validate.js"
 import { inChildScope } from "../Llm/internal/ChildScope.js"
 
 /**
@@ -119,14 +118,8 @@ export class SessionStore extends Context.Service<SessionStore, Service>()("effe
 
 interface Entry {
   readonly session: Session.Session
-  readonly buffer: Array<SessionEvent>
-  readonly flushLock: Semaphore.Semaphore
-  /** drains running or waiting for `flushLock` (a synchronous write must not overtake them) */
-  draining: number
-  /** how many events at the head of `buffer` did not come from the session's commits (a fork seed) */
-  untrusted: number
-  /** batches were written unsynced since the last fsync */
-  dirty: boolean
+  /** the session's write path (made before the session, which it hands its hooks) */
+  readonly writer: SessionWriter.Writer
 }
 
 /**
@@ -138,11 +131,8 @@ const traceFlush = <A, E, R>(name: string, id: string, entry: Entry, effect: Eff
     kind: "internal",
     // a stack trace here would name this module, never the caller's code
     captureStackTrace: false,
-    attributes: { [GenAi.Attr.sessionId]: id, [GenAi.Attr.pendingEvents]: entry.buffer.length }
+    attributes: { [GenAi.Attr.sessionId]: id, [GenAi.Attr.pendingEvents]: entry.writer.pending() }
   })
-
-/** a batch holding one of these is fsynced with it (step end, turn end) */
-const isSyncPoint = (event: SessionEvent): boolean => event.type === "step/end" || event.type === "turn/end"
 
 /**
  * Builds a store over the `SessionPersistence` in context.
@@ -152,66 +142,16 @@ const isSyncPoint = (event: SessionEvent): boolean => event.type === "step/end" 
  */
 export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.gen(function*() {
   const persistence = yield* SessionPersistence
-  const appendNow = persistence.append.now
   const live = new Map<string, Entry>()
   const registry: Fork.Registry = { lookup: (id) => live.get(id)?.session }
 
   const notFound = (id: string) =>
     SessionErrors.make("SESSION_NOT_FOUND", `no live session ${JSON.stringify(id)}`, { sessionId: id })
 
-  /** Writes the buffer (fsynced when `sync` or it holds a sync point); `sync` also fsyncs earlier writes. */
-  const drain = (id: string, entry: Entry, sync: boolean): Effect.Effect<void, SessionError> =>
-    Effect.suspend(() => {
-      entry.draining++
-      return Effect.ensuring(drainLocked(id, entry, sync), Effect.sync(() => entry.draining--))
-    })
-
-  const drainLocked = (id: string, entry: Entry, sync: boolean): Effect.Effect<void, SessionError> =>
-    entry.flushLock.withPermits(1)(Effect.suspend(() => {
-      if (entry.buffer.length === 0) {
-        // a flush point always asks the backend (it knows best whether anything is unsynced)
-        if (!sync) return Effect.void
-        return Effect.tap(persistence.sync(id as SessionId), () => Effect.sync(() => (entry.dirty = false)))
-      }
-      // committed events are vouched for (the backend skips re-validating them); a fork seed is not
-      const batch = entry.untrusted > 0 ? entry.buffer.slice() : Validate.committedBatch(entry.buffer)
-      const durable = sync || batch.some(isSyncPoint)
-      return Effect.tap(
-        persistence.append(id as SessionId, batch, { sync: durable }),
-        () =>
-          Effect.sync(() => {
-            entry.buffer.splice(0, batch.length)
-            entry.untrusted = Math.max(0, entry.untrusted - batch.length)
-            entry.dirty = !durable
-          })
-      )
-    }))
-
-  /**
-   * The synchronous form of a write-through `drain` (issue 20): writes the buffer in the caller's
-   * step when nothing else is draining, the buffer holds only committed events and the backend can
-   * write it now (`append.now`); else `"later"` (the caller runs `drain`).
-   */
-  const drainNow = (id: string, entry: Entry): AppendNow => {
-    if (entry.buffer.length === 0) return "written"
-    if (entry.draining > 0 || entry.untrusted > 0 || appendNow === undefined) return "later"
-    const batch = Validate.committedBatch(entry.buffer)
-    const durable = batch.some(isSyncPoint)
-    const done = appendNow(id as SessionId, batch, { sync: durable })
-    if (done === "written") {
-      entry.buffer.length = 0
-      entry.dirty = !durable
-    }
-    return done
-  }
-
   /** Registers a live session in the caller's scope: lock already held; release drains first. */
   const register = (
     header: SessionHeader,
-    build: (
-      onCommit: (event: SessionEvent) => void,
-      persist: Pick<Session.MakeOptions, "persist" | "persistNow" | "stored">
-    ) => Effect.Effect<Session.Session, SessionError>,
+    build: (hooks: SessionWriter.Writer["hooks"]) => Effect.Effect<Session.Session, SessionError>,
     initialBuffer: ReadonlyArray<SessionEvent>
   ): Effect.Effect<Session.Session, SessionError, Scope.Scope> =>
     Effect.acquireRelease(
@@ -221,29 +161,17 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
             sessionId: header.id
           })
         }
-        const buffer: Array<SessionEvent> = [...initialBuffer]
-        const flushLock = yield* Semaphore.make(1)
-        // the entry exists before the session: its persist hook writes through this entry
-        const holder: { entry?: Entry } = {}
-        const persist: Pick<Session.MakeOptions, "persist" | "persistNow" | "stored"> = {
-          persist: Effect.suspend(() => drain(header.id, holder.entry!, false)),
-          persistNow: () => drainNow(header.id, holder.entry!),
-          // the stored log, read back for the chunk events the session dropped from memory (0017)
-          stored: Effect.map(persistence.snapshot(header.id), (loaded) => loaded.events)
-        }
-        const session = yield* build((event) => {
-          buffer.push(event)
-        }, persist)
-        const entry: Entry = { session, buffer, flushLock, draining: 0, untrusted: initialBuffer.length, dirty: false }
-        holder.entry = entry
+        // the writer exists before the session: the session's hooks write through it
+        const writer = yield* SessionWriter.make(persistence, header.id, initialBuffer)
+        const entry: Entry = { session: yield* build(writer.hooks), writer }
         live.set(header.id, entry)
         return entry
       }),
       (entry) =>
-        traceFlush(GenAi.SpanName.release, header.id, entry, drain(header.id, entry, true)).pipe(
+        traceFlush(GenAi.SpanName.release, header.id, entry, entry.writer.drain(true)).pipe(
           Effect.catch((error) =>
             Effect.logError(
-              `session ${header.id}: ${entry.buffer.length} event(s) could not be persisted at release`,
+              `session ${header.id}: ${entry.writer.pending()} event(s) could not be persisted at release`,
               error
             )
           ),
@@ -276,7 +204,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       return yield* guarded(Effect.gen(function*() {
         yield* persistence.lock(header.id)
         yield* persistence.create(header)
-        return yield* register(header, (onCommit, persist) => Session.make({ header, onCommit, ...persist }), [])
+        return yield* register(header, (hooks) => Session.make({ header, ...hooks }), [])
       }))
     }))
 
@@ -286,7 +214,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       const loaded = yield* persistence.load(id as SessionId)
       return yield* register(
         loaded.header,
-        (onCommit, persist) => Session.make({ header: loaded.header, seed: loaded.events, onCommit, ...persist }),
+        (hooks) => Session.make({ header: loaded.header, seed: loaded.events, ...hooks }),
         []
       )
     })))
@@ -297,7 +225,7 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
       yield* persistence.create(plan.header)
       return yield* register(
         plan.header,
-        (onCommit, persist) => Session.make({ header: plan.header, seed: plan.seed, onCommit, ...persist }),
+        (hooks) => Session.make({ header: plan.header, seed: plan.seed, ...hooks }),
         plan.seed
       )
     }))
@@ -337,8 +265,8 @@ export const make: Effect.Effect<Service, never, SessionPersistence> = Effect.ge
     flush: (id: string) =>
       Effect.flatMap(entryOf(id), (entry) =>
         // through the session: a backlog left by a failed write is retried and then published
-        traceFlush(GenAi.SpanName.flush, id, entry, Effect.andThen(entry.session.appendAll([]), drain(id, entry, true)))),
-    pending: (id) => Effect.map(entryOf(id), (e) => e.buffer.length)
+        traceFlush(GenAi.SpanName.flush, id, entry, Effect.andThen(entry.session.appendAll([]), entry.writer.drain(true)))),
+    pending: (id) => Effect.map(entryOf(id), (e) => e.writer.pending())
   })
 })
 

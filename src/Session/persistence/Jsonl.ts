@@ -71,33 +71,30 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "effect/FileSystem"
-import type * as PlatformError from "effect/PlatformError"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type * as Config from "effect/Config"
-import type * as Cause from "effect/Cause"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
+import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
-import * as crypto from "node:crypto"
-import * as NodeFs from "node:fs"
+import * as Result from "effect/Result"
 import * as path from "node:path"
 import type { SessionId } from "../../Llm/Message.js"
-import * as Repair from "../Repair.js"
 import * as SessionError from "../SessionError.js"
 import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
-import type { AppendNow, AppendOptions, Loaded, Location, Service, SessionSummary } from "../SessionPersistence.js"
+import type { AppendOptions, Location, Service } from "../SessionPersistence.js"
 import { SessionPersistence } from "../SessionPersistence.js"
-import * as DataDir from "./DataDir.js"
 import * as IdEncoding from "./IdEncoding.js"
 import * as JsonlReader from "./JsonlReader.js"
-import * as FilePool from "./FilePool.js"
+import * as Coalesce from "./jsonl/Coalesce.js"
+import * as List from "./jsonl/List.js"
+import * as Load from "./jsonl/Load.js"
+import * as Orphans from "./jsonl/Orphans.js"
+import * as Store from "./jsonl/Store.js"
+import { DIR_MODE, encodeId, notFound } from "./jsonl/Store.js"
+import * as Write from "./jsonl/Write.js"
+import * as WriteNow from "./jsonl/WriteNow.js"
 import * as Lock from "./Lock.js"
-import * as PerId from "./PerId.js"
 import * as Records from "./Records.js"
-import * as SaveFailure from "./SaveFailure.js"
-import * as Summary from "./Summary.js"
 import type * as Tracked from "./Tracked.js"
 
 /**
@@ -158,16 +155,7 @@ export const defaultMaxOpenFiles = (processLimit: number | undefined): number =>
  * @since 0.1.0
  * @category constants
  */
-export const KIND = "jsonl"
-
-const NO_CWD = "_no-cwd"
-const bucketRe = /^(cwd-[0-9a-f]{12}|_no-cwd)$/
-const WINDOW = 64 * 1024
-const PROMPT_SCAN_LIMIT = 1024 * 1024
-const NL = 10
-/** sessions hold conversations: private to the user */
-const DIR_MODE = 0o700
-const FILE_MODE = 0o600
+export const KIND = Store.KIND
 
 /**
  * The bucket directory name of a cwd (`cwd-<12 hex>` or `_no-cwd`).
@@ -175,61 +163,7 @@ const FILE_MODE = 0o600
  * @since 0.1.0
  * @category utils
  */
-export const bucketOf = (cwd: string | undefined): string =>
-  cwd === undefined ? NO_CWD : `cwd-${crypto.createHash("sha256").update(cwd, "utf8").digest("hex").slice(0, 12)}`
-
-interface Entry {
-  readonly header: SessionHeader
-  readonly path: string
-  stored: boolean
-  nextSeq: number
-  size: number
-  /** batches were written since the last fsync */
-  dirty: boolean
-  /** created while this instance held the id's lock: forgotten with the lock even if never stored */
-  readonly underLock: boolean
-}
-
-/** v4: a `PlatformError` wraps its `reason`; a system error's kind is the reason's `_tag` */
-const isReason = (e: PlatformError.PlatformError, reason: PlatformError.SystemErrorTag): boolean =>
-  e.reason._tag === reason
-
-/** `.<encoded id>.jsonl.<24 hex token>.tmp`: a first write's temporary file */
-const orphanRe = /^\.(.+)\.jsonl\.[0-9a-f]{24}\.tmp$/
-
-const notFound = (id: string): SessionError.SessionError =>
-  SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} is not stored`, { sessionId: id })
-
-const encodeId = (id: string): Result.Result<string, SessionError.SessionError> =>
-  Result.mapError(IdEncoding.encode(id), (why) =>
-    SessionError.make(
-      "INVALID_EVENT",
-      why === "empty"
-        ? "session id must not be empty"
-        : `session id is too long for a file name (encoded > ${IdEncoding.MAX_ENCODED_LENGTH} characters)`,
-      { sessionId: id }
-    ))
-
-/**
- * The OS descriptor of an open file when the file system is Node's: `NodeFileSystem`'s handles
- * carry it as `fd` at run time, but Effect 4 took it out of the public `File` type, so it is read
- * with a guard; `undefined` for any other `File` (then `append.now` answers `"later"`).
- */
-const descriptorOf = (handle: FileSystem.File): number | undefined =>
-  "fd" in handle && typeof handle.fd === "number" ? handle.fd : undefined
-
-const utf8 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
-
-// ---------------------------------------------------------------------------------------------
-// parsing a whole log
-
-const tryParse = (line: string): unknown => {
-  try {
-    return JSON.parse(line)
-  } catch {
-    return Records.UNPARSABLE
-  }
-}
+export const bucketOf: (cwd: string | undefined) => string = Store.bucketOf
 
 /**
  * Parses and checks a whole JSONL log held in memory (D-4, D-5) without side effects; stored logs
@@ -248,7 +182,9 @@ export const parseLog = (
 // the service
 
 /**
- * Builds the JSONL backend (requires a `FileSystem`).
+ * Builds the JSONL backend (requires a `FileSystem`) from its parts under `jsonl/`: the shared
+ * state (`Store`), orphan recovery, load and snapshot, the write path, coalesced write-through,
+ * `append.now` and `list`; creation, locks and removal are here.
  *
  * @since 0.1.0
  * @category constructors
@@ -257,520 +193,24 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<Service & Tracked.WithTracked, Config.ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const root = path.resolve(options.root ?? (yield* DataDir.sessionsRoot))
-    const entries = new Map<string, Entry>()
-    const serialized = PerId.makeSerializer()
-    /** ids whose writer lock this instance holds */
-    const held = new Set<string>()
-    /** every descriptor this instance opens (append handles of held logs cached, LRU) */
-    const processLimit = yield* FilePool.processLimit
-    const pool = FilePool.make(options.maxOpenFiles ?? defaultMaxOpenFiles(processLimit))
-    const readOptions = options.maxRecordBytes === undefined ? {} : { maxLineBytes: options.maxRecordBytes }
-    const limits: SaveFailure.FileLimits = {
-      processLimit,
-      poolMax: pool.max,
-      option: "the JSONL backend's maxOpenFiles"
-    }
-
-    const saveFailed = (file: string, op: string, sessionId?: string) => (error: unknown): SessionError.SessionError =>
-      SaveFailure.make({ file, op, error, limits, ...(sessionId === undefined ? {} : { sessionId }) })
-
-    /** a failed file operation: `IO`, or `PERSISTENCE_FAILED` naming the limit when out of descriptors */
-    const ioError = (file: string, op: string) => (e: PlatformError.PlatformError): SessionError.SessionError =>
-      SaveFailure.isTooManyFiles(e)
-        ? saveFailed(file, op)(e)
-        : SessionError.make("IO", `${op} ${file}: ${e.message}`, { file, cause: e })
-
-    const fileIn = (bucket: string, encoded: string) => path.join(root, bucket, `${encoded}.jsonl`)
+    const store = yield* Store.make({
+      root: options.root,
+      maxOpenFiles: (processLimit) => options.maxOpenFiles ?? defaultMaxOpenFiles(processLimit),
+      maxRecordBytes: options.maxRecordBytes
+    })
+    const { fs, entries, serialized, held, pool, fileIn, findStored, locksDir, lockStore, ioError } = store
+    const { fsyncDirectory, removeIfPresent } = store
+    const orphans = Orphans.make(store)
+    const { snapshot, loadUnserialized } = Load.make(store, orphans.recoverOrphansOf)
+    const { appendWrite, syncUnserialized, appendUnserialized } = Write.make(store, loadUnserialized)
+    const { appendCoalesced } = Coalesce.make(store, appendWrite)
+    const appendNow = WriteNow.make(store)
+    const { list } = List.make(store, orphans.recoverOrphans)
 
     const locate = (header: SessionHeader): Location | undefined =>
       Result.match(IdEncoding.encode(header.id), {
         onFailure: () => undefined,
         onSuccess: (encoded) => ({ kind: KIND, path: fileIn(bucketOf(header.cwd), encoded) })
-      })
-
-    const buckets: Effect.Effect<ReadonlyArray<string>, SessionError.SessionError> = pool.withSlot(fs.readDirectory(root)).pipe(
-      Effect.map((names) => names.filter((n) => bucketRe.test(n)).sort()),
-      Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
-      Effect.mapError(ioError(root, "read directory"))
-    )
-
-    const fileExists = (file: string) =>
-      fs.exists(file).pipe(Effect.mapError(ioError(file, "stat")))
-
-    /** the stored log of an id in any bucket, or undefined */
-    const findStored = (id: string): Effect.Effect<string | undefined, SessionError.SessionError> =>
-      Effect.gen(function*() {
-        const encoded = yield* Effect.fromResult(encodeId(id))
-        const entry = entries.get(id)
-        if (entry !== undefined && entry.stored && (yield* fileExists(entry.path))) return entry.path
-        for (const bucket of yield* buckets) {
-          const file = fileIn(bucket, encoded)
-          if (yield* fileExists(file)) return file
-        }
-        return undefined
-      })
-
-    const locksDir = path.join(root, "locks")
-    const lockStore = (encoded: string): Lock.Store => {
-      const store = Lock.fileStore(fs, path.join(locksDir, `${encoded}.lock`))
-      const pooled = <A>(op: string, effect: Effect.Effect<A, SessionError.SessionError>) =>
-        pool.withSlot(effect).pipe(
-          Effect.mapError((e) => (SaveFailure.isTooManyFiles(e) ? saveFailed(store.describe, op)(e) : e))
-        )
-      return {
-        describe: store.describe,
-        tryInsert: (owner) => pooled("write lock", store.tryInsert(owner)),
-        read: Effect.suspend(() => pooled("read lock", store.read)),
-        removeIf: (token) => pooled("remove lock", store.removeIf(token))
-      }
-    }
-
-    const fsyncDirectory = (dir: string) =>
-      pool.withSlot(Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync))).pipe(
-        // contained: some platforms and file systems cannot fsync a directory ("if possible", D-9)
-        Effect.catch((e) => Effect.logDebug(`could not fsync directory ${dir}`, e))
-      )
-
-    const removeIfPresent = (file: string) =>
-      fs.remove(file).pipe(
-        Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.void),
-        Effect.mapError(ioError(file, "remove"))
-      )
-
-    // -- orphaned first writes --------------------------------------------------------------------
-
-    /** `true` while a live writer (here or in another process) holds the id's lock */
-    const heldByLiveWriter = (encoded: string) =>
-      Effect.map(lockStore(encoded).read, (owner) => owner !== undefined && owner !== "unreadable" && !Lock.isStale(owner))
-
-    /** Recovers one orphaned temporary file (see the module doc); failures are logged, not raised. */
-    const recoverOrphan = (dir: string, name: string, encoded: string, id: string) =>
-      Effect.gen(function*() {
-        if (yield* heldByLiveWriter(encoded)) return
-        const tmp = path.join(dir, name)
-        const final = path.join(dir, `${encoded}.jsonl`)
-        const parsed = yield* pool.withSlot(Effect.scoped(
-          Effect.flatMap(fs.open(tmp, { flag: "r" }), (handle) => JsonlReader.read(handle, tmp, id, readOptions))
-        )).pipe(Effect.mapError(ioError(tmp, "read")))
-        // complete: nothing dropped (a last line without its newline is an incomplete record)
-        const complete = Result.isSuccess(parsed) && parsed.success.dropped === 0
-        if (complete && !(yield* fileExists(final))) {
-          yield* fs.link(tmp, final).pipe(
-            Effect.catchIf((e) => isReason(e, "AlreadyExists"), () => Effect.void),
-            Effect.mapError(ioError(final, "publish"))
-          )
-          yield* Effect.logInfo(`recovered the first write of session ${id} into ${final}`)
-        }
-        yield* removeIfPresent(tmp)
-        yield* fsyncDirectory(dir)
-      }).pipe(Effect.catch((e) => Effect.logWarning(`could not recover ${path.join(dir, name)}: ${e.message}`)))
-
-    /** Recovers the orphaned temporary files in a bucket (of one encoded id, or all). */
-    const recoverOrphans = (dir: string, names: ReadonlyArray<string>, only?: string) =>
-      Effect.forEach(names, (name) => {
-        const m = orphanRe.exec(name)
-        if (m === null || (only !== undefined && m[1] !== only)) return Effect.void
-        const id = IdEncoding.decode(m[1]!)
-        return id === undefined ? Effect.void : serialized(id)(recoverOrphan(dir, name, m[1]!, id))
-      }, { discard: true })
-
-    /** Recovers the orphans of one id in every bucket (before a writer loads it). */
-    const recoverOrphansOf = (id: string) =>
-      Effect.gen(function*() {
-        const encoded = yield* Effect.fromResult(encodeId(id))
-        for (const bucket of yield* buckets) {
-          const dir = path.join(root, bucket)
-          const names = yield* pool.withSlot(fs.readDirectory(dir)).pipe(
-            Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
-            Effect.mapError(ioError(dir, "read directory"))
-          )
-          for (const name of names) {
-            const m = orphanRe.exec(name)
-            if (m !== null && m[1] === encoded) yield* recoverOrphan(dir, name, encoded, id)
-          }
-        }
-      })
-
-    // -- load -----------------------------------------------------------------------------------
-
-    /** the log read line by line (`JsonlReader`): any size, one record held at a time */
-    const readParsed = (id: string, file: string) =>
-      Effect.flatMap(
-        pool.withSlot(Effect.scoped(
-          Effect.flatMap(fs.open(file, { flag: "r" }), (handle) => JsonlReader.read(handle, file, id, readOptions))
-        )).pipe(
-          Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
-          Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(file, "read")(e)))
-        ),
-        Effect.fromResult
-      )
-
-    /** A read-only snapshot: no lock, no write; repair in memory (DEC-11 readers). */
-    const snapshot = (id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
-      Effect.gen(function*() {
-        const file = yield* findStored(id)
-        if (file === undefined) return yield* Effect.fail(notFound(id))
-        const parsed = yield* readParsed(id, file)
-        const closers = Repair.repair(parsed.events)
-        const events = closers.length === 0 ? parsed.events : parsed.events.concat(closers)
-        return { header: parsed.header, events, repaired: closers, truncated: parsed.dropped }
-      })
-
-    const loadUnserialized = (id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
-      Effect.gen(function*() {
-        if (entries.get(id)?.stored !== true) yield* recoverOrphansOf(id)
-        const file = yield* findStored(id)
-        if (file === undefined) {
-          if (entries.get(id)?.stored === true) entries.delete(id)
-          return yield* Effect.fail(notFound(id))
-        }
-        yield* Lock.check(lockStore(yield* Effect.fromResult(encodeId(id))), id)
-        const parsed = yield* readParsed(id, file)
-        const closers = Repair.repair(parsed.events)
-        let size = parsed.keepBytes
-        if (parsed.dropped > 0 || closers.length > 0) {
-          const tail = Buffer.from(closers.map((e) => `${Records.encodeEvent(e)}\n`).join(""), "utf8")
-          yield* pool.withSlot(Effect.scoped(
-            Effect.gen(function*() {
-              const handle = yield* fs.open(file, { flag: "r+" })
-              if (parsed.dropped > 0) yield* handle.truncate(parsed.keepBytes)
-              yield* handle.seek(BigInt(parsed.keepBytes), "start")
-              if (tail.byteLength > 0) yield* handle.writeAll(tail)
-              yield* handle.sync
-            })
-          )).pipe(Effect.mapError(saveFailed(file, "repair", id)))
-          size += tail.byteLength
-        }
-        const events = closers.length === 0 ? parsed.events : parsed.events.concat(closers)
-        entries.set(id, {
-          header: parsed.header,
-          path: file,
-          stored: true,
-          nextSeq: events.length,
-          size,
-          dirty: false,
-          underLock: held.has(id)
-        })
-        return { header: parsed.header, events, repaired: closers, truncated: parsed.dropped }
-      })
-
-    // -- append ---------------------------------------------------------------------------------
-
-    const firstWrite = (entry: Entry, events: ReadonlyArray<SessionEvent>) =>
-      Effect.gen(function*() {
-        const id = entry.header.id
-        const elsewhere = yield* findStored(id)
-        if (elsewhere !== undefined) {
-          return yield* Effect.fail(
-            SessionError.make("SESSION_ALREADY_EXISTS", `session ${JSON.stringify(id)} is already stored at ${elsewhere}`, {
-              sessionId: id,
-              file: elsewhere
-            })
-          )
-        }
-        const dir = path.dirname(entry.path)
-        yield* fs.makeDirectory(dir, { recursive: true, mode: DIR_MODE }).pipe(
-          Effect.mapError(saveFailed(dir, "create directory", id))
-        )
-        const tmp = path.join(dir, `.${path.basename(entry.path)}.${Lock.randomToken()}.tmp`)
-        let text = `${JSON.stringify(Records.headerRecord(entry.header))}\n`
-        for (const event of events) text += `${Records.encodeEvent(event)}\n`
-        const bytes = Buffer.from(text, "utf8")
-        yield* Effect.gen(function*() {
-          yield* pool.withSlot(Effect.scoped(
-            Effect.gen(function*() {
-              const handle = yield* fs.open(tmp, { flag: "wx", mode: FILE_MODE })
-              yield* handle.writeAll(bytes)
-              yield* handle.sync
-            })
-          )).pipe(Effect.mapError(saveFailed(tmp, "write", id)))
-          yield* fs.link(tmp, entry.path).pipe(
-            Effect.mapError((e) =>
-              isReason(e, "AlreadyExists")
-                ? SessionError.make("SESSION_ALREADY_EXISTS", `session ${JSON.stringify(id)} is already stored at ${entry.path}`, {
-                  sessionId: id,
-                  file: entry.path
-                })
-                : saveFailed(entry.path, "publish", id)(e)
-            )
-          )
-        }).pipe(Effect.ensuring(removeIfPresent(tmp).pipe(Effect.catch((e) => Effect.logWarning(e.message)))))
-        yield* fsyncDirectory(dir)
-        // the bucket itself may be new
-        yield* fsyncDirectory(root)
-        entry.stored = true
-        entry.size = bytes.byteLength
-        entry.nextSeq = events.length
-        entry.dirty = false
-      })
-
-    /**
-     * Runs `f` with an append handle of the log: while this instance holds the session's writer
-     * lock, the handle stays open in the pool between batches (write-through costs one `write` per
-     * batch) until the lock is released or the pool needs the descriptor for another log (LRU);
-     * otherwise the log is opened for this call only. A failure closes the handle.
-     */
-    const withHandle = <A, E>(
-      entry: Entry,
-      f: (handle: FileSystem.File) => Effect.Effect<A, E>
-    ): Effect.Effect<A, E | PlatformError.PlatformError> => {
-      const open = fs.open(entry.path, { flag: "a", mode: FILE_MODE })
-      return held.has(entry.header.id)
-        ? pool.withFile(entry.header.id, open, f)
-        : pool.withSlot(Effect.scoped(Effect.flatMap(open, f)))
-    }
-
-    const appendWrite = (entry: Entry, events: ReadonlyArray<SessionEvent>, sync: boolean) =>
-      Effect.gen(function*() {
-        let text = ""
-        for (const event of events) text += `${Records.encodeEvent(event)}\n`
-        const bytes = Buffer.from(text, "utf8")
-        const before = entry.size
-        yield* withHandle(entry, (handle) =>
-          (sync ? Effect.andThen(handle.writeAll(bytes), handle.sync) : handle.writeAll(bytes)).pipe(
-            Effect.tapError(() =>
-              // drop whatever part of the batch reached the file (D-9)
-              Effect.andThen(handle.truncate(before), handle.sync).pipe(
-                Effect.catch((e) => Effect.logError(`could not truncate a failed append in ${entry.path}`, e))
-              )
-            )
-          )).pipe(Effect.mapError(saveFailed(entry.path, "append to", entry.header.id)))
-        entry.size = before + bytes.byteLength
-        entry.nextSeq += events.length
-        entry.dirty = !sync
-      })
-
-    // -- coalesced write-through ---------------------------------------------------------------------
-
-    interface Pending {
-      readonly events: ReadonlyArray<SessionEvent>
-      readonly sync: boolean
-      readonly done: Deferred.Deferred<void, SessionError.SessionError>
-    }
-    /** per held id: batches waiting while a write of the id is in flight (the key exists while one is) */
-    const queues = new Map<string, Array<Pending>>()
-
-    /**
-     * Writes the queued batches of a held, stored session as one group: each batch is validated in
-     * order (one that fails gets its own error and is left out, as if appended alone), the valid
-     * ones go out in one `write`, fsynced when any of them asked for it, and all of them share the
-     * outcome. Runs under the id's serializer.
-     */
-    const writeGroup = (id: string, group: ReadonlyArray<Pending>) =>
-      Effect.gen(function*() {
-        const entry = entries.get(id)
-        const accepted: Array<Pending> = []
-        const events: Array<SessionEvent> = []
-        let sync = false
-        for (const p of group) {
-          const valid = entry === undefined
-            ? Result.fail(notFound(id))
-            : Records.validateBatch(id, p.events, entry.nextSeq + events.length)
-          if (Result.isFailure(valid)) {
-            yield* Deferred.fail(p.done, valid.failure)
-            continue
-          }
-          accepted.push(p)
-          for (const e of valid.success) events.push(e)
-          sync ||= p.sync
-        }
-        if (entry === undefined || accepted.length === 0) return
-        const exit = yield* Effect.exit(appendWrite(entry, events, sync))
-        for (const p of accepted) yield* Deferred.done(p.done, exit)
-      })
-
-    /**
-     * Appends of a held, stored session: a batch that arrives while a write of the session is in
-     * flight waits in the queue and goes out with the others in the next write (one `write`, at
-     * most one fsync), in arrival order. The first append of a burst writes until the queue is
-     * empty; the write is uninterruptible, so queued callers always get their outcome.
-     */
-    const appendCoalesced = (id: string, events: ReadonlyArray<SessionEvent>, sync: boolean) =>
-      Effect.flatMap(Deferred.make<void, SessionError.SessionError>(), (done) =>
-        Effect.suspend(() => {
-          const queue = queues.get(id)
-          if (queue !== undefined) {
-            queue.push({ events, sync, done })
-            return Deferred.await(done)
-          }
-          const mine: Array<Pending> = [{ events, sync, done }]
-          queues.set(id, [])
-          const drain = (group: Array<Pending>): Effect.Effect<void> =>
-            Effect.flatMap(serialized(id)(writeGroup(id, group)), () => {
-              const next = queues.get(id)!
-              if (next.length === 0) {
-                queues.delete(id)
-                return Effect.void
-              }
-              queues.set(id, [])
-              return drain(next)
-            })
-          // a defect in a write must not strand the callers queued behind it
-          const strand = (cause: Cause.Cause<never>) =>
-            Effect.suspend(() => {
-              const left = queues.get(id) ?? []
-              queues.delete(id)
-              return Effect.forEach([...mine, ...left], (p) => Deferred.failCause(p.done, cause), { discard: true })
-            })
-          return Effect.andThen(
-            Effect.uninterruptible(Effect.onError(drain(mine), strand)),
-            Deferred.await(done)
-          )
-        }))
-
-    const syncUnserialized = (id: string) =>
-      Effect.suspend(() => {
-        const entry = entries.get(id)
-        if (entry === undefined || !entry.stored || !entry.dirty) return Effect.void
-        return withHandle(entry, (handle) => handle.sync).pipe(
-          Effect.mapError(saveFailed(entry.path, "fsync", id)),
-          Effect.tap(() => Effect.sync(() => (entry.dirty = false)))
-        )
-      })
-
-    const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
-      Effect.gen(function*() {
-        let entry = entries.get(id)
-        if (entry === undefined) {
-          yield* loadUnserialized(id)
-          entry = entries.get(id)!
-        } else if (entry.stored && !held.has(id)) {
-          // (while this instance holds the writer lock nobody else writes the log: DEC-4)
-          const info = yield* fs.stat(entry.path).pipe(
-            Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.fail(notFound(id))),
-            Effect.mapError((e) => (e instanceof SessionError.SessionError ? e : ioError(entry!.path, "stat")(e)))
-          )
-          if (Number(info.size) !== entry.size) {
-            // changed behind our back: adopt what is really stored
-            yield* loadUnserialized(id)
-            entry = entries.get(id)!
-          }
-        }
-        const events = yield* Effect.fromResult(Records.validateBatch(id, input, entry.nextSeq))
-        if (!held.has(id)) yield* Lock.check(lockStore(yield* Effect.fromResult(encodeId(id))), id)
-        if (entry.stored) yield* appendWrite(entry, events, sync)
-        else yield* firstWrite(entry, events)
-      })
-
-    // -- list -----------------------------------------------------------------------------------
-
-    const summarize = (file: string, expectedId: string) =>
-      pool.withSlot(Effect.scoped(
-        Effect.gen(function*() {
-          const handle = yield* fs.open(file, { flag: "r" })
-          const size = Number((yield* handle.stat).size)
-          if (size === 0) return undefined
-          const readAt = (offset: number, length: number) =>
-            Effect.gen(function*() {
-              const buffer = new Uint8Array(length)
-              yield* handle.seek(BigInt(offset), "start")
-              let filled = 0
-              while (filled < length) {
-                const n = Number(yield* handle.read(buffer.subarray(filled)))
-                if (n === 0) break
-                filled += n
-              }
-              return buffer.subarray(0, filled)
-            })
-          const head = yield* readAt(0, Math.min(size, WINDOW))
-          const headerEnd = head.indexOf(NL)
-          if (headerEnd < 0) return undefined
-          const decoded = Records.decodeHeader(tryParse(utf8(head.subarray(0, headerEnd))))
-          if ("problem" in decoded || decoded.header.id !== expectedId) return undefined
-          const header = decoded.header
-
-          const bodyStart = headerEnd + 1
-          // the first event's turn number: where this log's turn numbering starts (Summary.make)
-          const firstEnd = head.indexOf(NL, bodyStart)
-          const firstEvent = firstEnd < 0 ? undefined : tryParse(utf8(head.subarray(bodyStart, firstEnd)))
-          const firstTurn = typeof firstEvent === "object" && firstEvent !== null && !Array.isArray(firstEvent)
-            ? Summary.turnOf(firstEvent as { type: string; data: unknown })
-            : undefined
-
-          // first prompt: complete lines forward from the header, up to PROMPT_SCAN_LIMIT bytes
-          let firstPrompt: string | undefined
-          let carry: Uint8Array = new Uint8Array(0)
-          for (let pos = bodyStart; firstPrompt === undefined && pos < size && pos < PROMPT_SCAN_LIMIT;) {
-            const chunk = pos < head.byteLength ? head.subarray(pos) : yield* readAt(pos, Math.min(WINDOW, size - pos))
-            pos += chunk.byteLength
-            const buffer = carry.byteLength === 0 ? chunk : Buffer.concat([carry, chunk])
-            const k = buffer.lastIndexOf(NL)
-            carry = buffer.subarray(k + 1)
-            if (k < 0) continue
-            for (const line of utf8(buffer.subarray(0, k)).split("\n")) {
-              if (!line.includes("\"user/message\"")) continue
-              const value = tryParse(line)
-              if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-                firstPrompt = Summary.promptOf(value as SessionEvent)
-                if (firstPrompt !== undefined) break
-              }
-            }
-          }
-
-          // tail: the end of the last complete line (a torn last line is ignored) ...
-          let end = bodyStart
-          for (let pos = size; pos > bodyStart;) {
-            const start = Math.max(bodyStart, pos - WINDOW)
-            const k = (yield* readAt(start, pos - start)).lastIndexOf(NL)
-            if (k >= 0) {
-              end = start + k + 1
-              break
-            }
-            pos = start
-          }
-          // ... then complete lines backwards until the last event's time and turn number are known
-          let lastTime: number | undefined
-          let lastTurn: number | undefined
-          carry = new Uint8Array(0)
-          for (let pos = end; pos > bodyStart && (lastTime === undefined || lastTurn === undefined);) {
-            const start = Math.max(bodyStart, pos - WINDOW)
-            const chunk = yield* readAt(start, pos - start)
-            const buffer = carry.byteLength === 0 ? chunk : Buffer.concat([chunk, carry])
-            // the bytes up to the first newline belong to a line that starts in an earlier window
-            const k = start > bodyStart ? buffer.indexOf(NL) : -1
-            carry = buffer.subarray(0, k + 1)
-            const lines = utf8(buffer.subarray(k + 1)).split("\n")
-            for (let i = lines.length - 2; i >= 0 && (lastTime === undefined || lastTurn === undefined); i--) {
-              const value = tryParse(lines[i]!)
-              if (typeof value !== "object" || value === null || Array.isArray(value)) continue
-              const event = value as { type: unknown; time: unknown; data: unknown }
-              if (typeof event.type !== "string") continue
-              if (lastTime === undefined && typeof event.time === "number") lastTime = event.time
-              if (lastTurn === undefined) lastTurn = Summary.turnOf({ type: event.type, data: event.data })
-            }
-            pos = start
-          }
-          return Summary.make({ header, lastTime, lastTurn, firstTurn, firstPrompt, location: { kind: KIND, path: file } })
-        })
-      )).pipe(
-        Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed(undefined)),
-        Effect.mapError(ioError(file, "read"))
-      )
-
-    const list = (): Effect.Effect<ReadonlyArray<SessionSummary>, SessionError.SessionError> =>
-      Effect.gen(function*() {
-        const files: Array<{ file: string; id: string }> = []
-        for (const bucket of yield* buckets) {
-          const dir = path.join(root, bucket)
-          const read = pool.withSlot(fs.readDirectory(dir)).pipe(
-            Effect.catchIf((e) => isReason(e, "NotFound"), () => Effect.succeed([])),
-            Effect.mapError(ioError(dir, "read directory"))
-          )
-          let names = yield* read
-          if (names.some((name) => orphanRe.test(name))) {
-            yield* recoverOrphans(dir, names)
-            names = yield* read
-          }
-          for (const name of names) {
-            if (!name.endsWith(".jsonl")) continue
-            const id = IdEncoding.decode(name.slice(0, -".jsonl".length))
-            if (id !== undefined) files.push({ file: path.join(dir, name), id })
-          }
-        }
-        const summaries = yield* Effect.forEach(files, ({ file, id }) => summarize(file, id), { concurrency: 4 })
-        return summaries.filter((s): s is SessionSummary => s !== undefined).sort(Summary.order)
       })
 
     // -- create, exists, lock ---------------------------------------------------------------------
@@ -845,46 +285,6 @@ export const make = (
           yield* fsyncDirectory(path.dirname(file))
         }))
       }))
-
-    /**
-     * `append.now` (issue 20): a batch of a held, stored log whose descriptor is open and idle,
-     * with no operation of the session in flight and nothing to fsync, written by one synchronous
-     * `write`. A failed write is taken back (truncated) and answered `"later"`: the effectful path
-     * writes it again and reports what fails, in one place (a failed truncation is reported here).
-     */
-    const appendNow = (id: SessionId, events: ReadonlyArray<SessionEvent>, options?: AppendOptions): AppendNow => {
-      if (events.length === 0) return "written"
-      if (options?.sync !== false || !held.has(id) || queues.has(id) || serialized.busy(id)) return "later"
-      const entry = entries.get(id)
-      if (entry === undefined || !entry.stored) return "later"
-      const handle = pool.peek(id)
-      const fd = handle === undefined ? undefined : descriptorOf(handle)
-      if (fd === undefined) return "later"
-      const valid = Records.validateBatch(id, events, entry.nextSeq)
-      if (Result.isFailure(valid)) return valid.failure
-      let text = ""
-      for (const event of valid.success) text += `${Records.encodeEvent(event)}\n`
-      const bytes = Buffer.from(text, "utf8")
-      const before = entry.size
-      try {
-        let written = 0
-        while (written < bytes.byteLength) written += NodeFs.writeSync(fd, bytes, written)
-      } catch {
-        try {
-          // drop whatever part of the batch reached the file (D-9), then let the effectful path
-          // write it again and report what fails
-          NodeFs.ftruncateSync(fd, before)
-        } catch (truncate) {
-          // the file may keep a partial batch: say so now rather than write after it
-          return saveFailed(entry.path, "truncate a failed append to", id)(truncate)
-        }
-        return "later"
-      }
-      entry.size = before + bytes.byteLength
-      entry.nextSeq += valid.success.length
-      entry.dirty = true
-      return "written"
-    }
 
     const appendEffect = (id: SessionId, events: ReadonlyArray<SessionEvent>, options?: AppendOptions) =>
       Effect.suspend(() => {

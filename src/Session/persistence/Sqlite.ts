@@ -61,24 +61,24 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type * as Config from "effect/Config"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as path from "node:path"
 import type { SessionId } from "../../Llm/Message.js"
-import * as Repair from "../Repair.js"
 import * as SessionError from "../SessionError.js"
-import type { SessionEvent, SessionHeader } from "../SessionEvent.js"
-import { FORMAT_VERSION } from "../SessionEvent.js"
-import type { Loaded, Service, SessionSummary } from "../SessionPersistence.js"
+import type { SessionHeader } from "../SessionEvent.js"
+import type { Service, SessionSummary } from "../SessionPersistence.js"
 import { SessionPersistence } from "../SessionPersistence.js"
 import * as DataDir from "./DataDir.js"
 import * as Lock from "./Lock.js"
-import * as PerId from "./PerId.js"
 import * as Records from "./Records.js"
 import * as SaveFailure from "./SaveFailure.js"
+import * as Load from "./sqlite/Load.js"
+import { LIST_SQL, notFound, summaryOf } from "./sqlite/Rows.js"
+import * as Store from "./sqlite/Store.js"
+import * as Write from "./sqlite/Write.js"
 import * as SqliteDatabase from "./SqliteDatabase.js"
 import * as Summary from "./Summary.js"
 import type * as Tracked from "./Tracked.js"
@@ -136,112 +136,6 @@ const SCHEMA = [
   )`
 ]
 
-/** rows per multi-row INSERT (7 parameters each, far below SQLite's variable limit) */
-const INSERT_CHUNK = 100
-
-type Row = SqliteDatabase.Row
-type Param = SqliteDatabase.Param
-
-/** internal: a read-only load found something to repair */
-class NeedsWrite extends Data.TaggedError("NeedsWrite")<{}> {}
-type Run = (sql: string, params?: ReadonlyArray<Param>) => Effect.Effect<ReadonlyArray<Row>, SessionError.SessionError>
-
-interface Entry {
-  readonly header: SessionHeader
-  stored: boolean
-  /** committed under `synchronous = NORMAL` since the last WAL sync */
-  dirty: boolean
-  /** the stored next seq as this instance left it (trusted only while it holds the lock) */
-  nextSeq?: number
-  /** created while this instance held the id's lock: forgotten with the lock even if never stored */
-  readonly underLock?: boolean
-}
-
-const notFound = (id: string): SessionError.SessionError =>
-  SessionError.make("SESSION_NOT_FOUND", `session ${JSON.stringify(id)} is not stored`, { sessionId: id })
-
-const pushEventParams = (params: Array<Param>, id: string, e: SessionEvent): void => {
-  params.push(
-    id,
-    e.seq,
-    e.type,
-    e.time,
-    JSON.stringify(e.data),
-    e.sourceEventSeqs === undefined ? null : JSON.stringify(e.sourceEventSeqs),
-    e.surfaceOp === undefined ? null : JSON.stringify(e.surfaceOp)
-  )
-}
-
-const eventsParams = (id: string, events: ReadonlyArray<SessionEvent>): Array<Param> => {
-  const params: Array<Param> = []
-  for (const e of events) pushEventParams(params, id, e)
-  return params
-}
-
-/** the multi-row INSERT of 1..INSERT_CHUNK events (built once per row count: the statement cache's key) */
-const insertSqls: Array<string> = []
-const insertSql = (rows: number): string =>
-  (insertSqls[rows] ??= `INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES ${
-    Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?, ?)").join(", ")
-  }`)
-
-/** Rebuilds the stored event of a row (envelope key order as in JSONL), or UNPARSABLE. */
-const rowEvent = (row: Row): unknown => {
-  try {
-    const event: Record<string, unknown> = {
-      type: row["type"],
-      seq: row["seq"],
-      time: row["time"],
-      data: JSON.parse(row["data"] as string)
-    }
-    if (row["surface_op"] !== null) event["surfaceOp"] = JSON.parse(row["surface_op"] as string)
-    if (row["source_event_seqs"] !== null) event["sourceEventSeqs"] = JSON.parse(row["source_event_seqs"] as string)
-    return event
-  } catch {
-    return Records.UNPARSABLE
-  }
-}
-
-const headerOf = (row: Row): { readonly header: SessionHeader } | { readonly problem: string; readonly version?: unknown } =>
-  Records.decodeHeader({
-    type: "session",
-    version: row["version"],
-    id: row["id"],
-    createdAt: row["created_at"],
-    ...(row["cwd"] === null ? {} : { cwd: row["cwd"] }),
-    ...(row["parent_session"] === null ? {} : { parentSession: row["parent_session"] }),
-    ...(row["seed_length"] === null ? {} : { seedLength: row["seed_length"] })
-  })
-
-/** a JSON column, or `undefined` when it is absent or does not parse */
-const parseColumn = (text: unknown): unknown => {
-  if (typeof text !== "string") return undefined
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
-
-const summaryOf = (row: Row): SessionSummary | undefined => {
-  const decoded = headerOf(row)
-  if ("problem" in decoded) return undefined
-  return Summary.make({
-    header: decoded.header,
-    lastTime: typeof row["last_time"] === "number" ? row["last_time"] : undefined,
-    lastTurn: Summary.turnOf({ type: "turn/start", data: parseColumn(row["last_turn_start"]) }),
-    firstTurn: Summary.turnOf({ type: "turn/start", data: parseColumn(row["first_turn_start"]) }),
-    firstPrompt: Summary.promptOf({ type: "user/message", data: parseColumn(row["first_user"]) })
-  })
-}
-
-const LIST_SQL = `SELECT s.*,
-  (SELECT time FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1) AS last_time,
-  (SELECT data FROM events e WHERE e.session_id = s.id AND e.type = 'turn/start' ORDER BY seq DESC LIMIT 1) AS last_turn_start,
-  (SELECT data FROM events e WHERE e.session_id = s.id AND e.type = 'turn/start' ORDER BY seq LIMIT 1) AS first_turn_start,
-  (SELECT data FROM events e WHERE e.session_id = s.id AND e.type = 'user/message' ORDER BY seq LIMIT 1) AS first_user
-FROM sessions s`
-
 /**
  * Builds the SQLite backend over the open database (its `filename` is named in messages).
  * Creates the tables and stamps the layout version on a fresh database.
@@ -255,52 +149,8 @@ export const make: Effect.Effect<
   SqliteDatabase.SqliteDatabase
 > = Effect.gen(function*() {
   const db = yield* SqliteDatabase.SqliteDatabase
-  const file = db.filename
-  const ioError = (op: string) => (e: SqliteDatabase.SqliteError): SessionError.SessionError =>
-    SessionError.make("IO", `${op} ${file}: ${e.message} (${e.code})`, { file, cause: e })
-  /** BEGIN/COMMIT failures of a transaction → IO; the body's own failures pass through */
-  const transactionError = <E>(e: E | SqliteDatabase.SqliteError): E | SessionError.SessionError =>
-    e instanceof SqliteDatabase.SqliteError ? ioError("transaction on")(e) : e
-
-  const runOn = (conn: SqliteDatabase.Connection): Run => (text, params) =>
-    Effect.mapError(conn.query(text, params), ioError("query"))
-
-  /**
-   * Runs `body` under `synchronous = FULL` when `durable` (restored to NORMAL after), on a
-   * connection the caller holds: no other write runs while the setting is switched.
-   */
-  const withSync = <A, E>(
-    conn: SqliteDatabase.Connection,
-    durable: boolean,
-    body: Effect.Effect<A, E>
-  ): Effect.Effect<A, E | SessionError.SessionError> =>
-    durable
-      ? Effect.acquireUseRelease(
-        runOn(conn)("PRAGMA synchronous = FULL"),
-        () => body,
-        () => Effect.orDie(runOn(conn)("PRAGMA synchronous = NORMAL"))
-      )
-      : body
-
-  /** single statements on the connection (autocommit), under `synchronous = FULL` when `durable` */
-  const autocommit = <A, E>(
-    f: (run: Run) => Effect.Effect<A, E>,
-    durable = false
-  ): Effect.Effect<A, E | SessionError.SessionError> =>
-    db.withConnection((conn) => withSync(conn, durable, f(runOn(conn))))
-
-  /**
-   * One transaction, committed on success, rolled back on any failure: `IMMEDIATE` (takes the
-   * write lock up front) for writes, `DEFERRED` for reads (a WAL snapshot; never blocks writers).
-   */
-  const transaction = <A, E>(
-    f: (run: Run) => Effect.Effect<A, E>,
-    mode: "IMMEDIATE" | "DEFERRED" = "IMMEDIATE",
-    durable = false
-  ): Effect.Effect<A, E | SessionError.SessionError> =>
-    db.withConnection((conn) =>
-      withSync(conn, durable, Effect.mapError(conn.transaction(mode, f(runOn(conn))), transactionError))
-    )
+  const store = Store.make(db)
+  const { file, autocommit, transaction, entries, serialized, held, lockStoreOutside, saveFailure } = store
 
   // -- layout -----------------------------------------------------------------------------------
   // connection settings for writing (a read-only connection only reads)
@@ -343,235 +193,8 @@ export const make: Effect.Effect<
     }
     yield* stampLayout
   }
-  const entries = new Map<string, Entry>()
-  const serialized = PerId.makeSerializer()
-  /** ids whose writer lock this instance holds */
-  const held = new Set<string>()
-
-  const lockStore = (
-    run: <A>(f: (run: Run) => Effect.Effect<A, SessionError.SessionError>) => Effect.Effect<A, SessionError.SessionError>,
-    id: string
-  ): Lock.Store => ({
-    describe: `${file} (locks row of session ${JSON.stringify(id)})`,
-    tryInsert: (owner) =>
-      Effect.map(
-        run((r) =>
-          r(
-            "INSERT INTO locks (session_id, pid, hostname, token, acquired_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO NOTHING RETURNING token",
-            [id, owner.pid, owner.hostname, owner.token, owner.acquiredAt]
-          )
-        ),
-        (rows) => rows.length === 1
-      ),
-    read: Effect.map(
-      run((r) => r("SELECT pid, hostname, token, acquired_at AS acquiredAt FROM locks WHERE session_id = ?", [id])),
-      (rows) => (rows[0] === undefined ? undefined : Lock.parseOwner(rows[0]) ?? "unreadable")
-    ),
-    removeIf: (token) => Effect.asVoid(run((r) => r("DELETE FROM locks WHERE session_id = ? AND token = ?", [id, token])))
-  })
-  const lockStoreOutside = (id: string) => lockStore((f) => autocommit(f), id)
-  const lockStoreIn = (run: Run, id: string) => lockStore((f) => f(run), id)
-
-  // -- load -----------------------------------------------------------------------------------
-
-  const headerError = (id: string, decoded: { readonly problem: string; readonly version?: unknown }) =>
-    decoded.problem === "version"
-      ? SessionError.make(
-        "UNSUPPORTED_VERSION",
-        `${file}: session ${JSON.stringify(id)} has format version ${JSON.stringify(decoded.version)} (expected ${FORMAT_VERSION})`,
-        { sessionId: id, file }
-      )
-      : SessionError.make("CORRUPT_LOG", `${file}: session ${JSON.stringify(id)}: invalid header: ${decoded.problem}`, {
-        sessionId: id,
-        file
-      })
-
-  const loadIn = (
-    run: Run,
-    id: string,
-    mode: "read" | "write" | "snapshot"
-  ): Effect.Effect<Loaded, SessionError.SessionError | NeedsWrite> =>
-    Effect.gen(function*() {
-      const headerRows = yield* run("SELECT * FROM sessions WHERE id = ?", [id])
-      const headerRow = headerRows[0]
-      if (headerRow === undefined) {
-        if (mode !== "snapshot" && entries.get(id)?.stored === true) entries.delete(id)
-        return yield* Effect.fail(notFound(id))
-      }
-      if (mode !== "snapshot") yield* Lock.check(lockStoreIn(run, id), id)
-      const decoded = headerOf(headerRow)
-      if ("problem" in decoded) return yield* Effect.fail(headerError(id, decoded))
-      const rows = yield* run(
-        "SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq",
-        [id]
-      )
-      const result = Records.scan({
-        count: rows.length,
-        parse: (i) => rowEvent(rows[i]!),
-        isTurnEnd: (i) => rows[i]!["type"] === "turn/end" && rowEvent(rows[i]!) !== Records.UNPARSABLE
-      })
-      if (result._tag !== "ok") {
-        const seq = rows[result.index]!["seq"]
-        return yield* Effect.fail(
-          SessionError.make(
-            result._tag === "legacy" ? "LEGACY_EVENT" : "CORRUPT_LOG",
-            `${file}: session ${JSON.stringify(id)}, events row ${result.index + 1} (seq ${String(seq)}): ${result.reason}`,
-            { sessionId: id, file, line: result.index + 1 }
-          )
-        )
-      }
-      const closers = Repair.repair(result.events)
-      const events = closers.length === 0 ? result.events : result.events.concat(closers)
-      const loaded: Loaded = { header: decoded.header, events, repaired: closers, truncated: result.dropped }
-      if (mode === "snapshot") return loaded
-      if (mode === "read" && (result.dropped > 0 || closers.length > 0)) return yield* Effect.fail(new NeedsWrite())
-      if (result.dropped > 0) {
-        yield* run("DELETE FROM events WHERE session_id = ? AND seq >= ?", [id, result.events.length])
-      }
-      yield* insertEvents(run, id, closers)
-      entries.set(id, { header: decoded.header, stored: true, dirty: entries.get(id)?.dirty ?? false, underLock: held.has(id) })
-      return loaded
-    })
-
-  /** load inside a write transaction, repairing when needed */
-  const loadRepairing = (run: Run, id: string): Effect.Effect<Loaded, SessionError.SessionError> =>
-    loadIn(run, id, "write").pipe(
-      Effect.catchTag("NeedsWrite", () => Effect.die(new Error("unreachable: a writable load never asks for write access")))
-    )
-
-  const insertEvents = (run: Run, id: string, events: ReadonlyArray<SessionEvent>) =>
-    Effect.gen(function*() {
-      for (let i = 0; i < events.length; i += INSERT_CHUNK) {
-        const chunk = events.slice(i, i + INSERT_CHUNK)
-        yield* run(insertSql(chunk.length), eventsParams(id, chunk))
-      }
-    })
-
-  // -- append ---------------------------------------------------------------------------------
-
-  /** a failed write because storage refused it → `PERSISTENCE_FAILED` (DEC-11) */
-  const saveFailure = (id: string, op: string) => (e: SessionError.SessionError): SessionError.SessionError =>
-    e.code === "IO" && SaveFailure.isSaveFailure(e.cause) ? SaveFailure.make({ file, op, error: e.cause, sessionId: id }) : e
-
-  /**
-   * The write-through fast path: while this instance holds the lock of a stored session, a batch
-   * that fits one multi-row `INSERT` is that one statement in autocommit (atomic on its own: one
-   * implicit transaction, one commit), instead of `BEGIN`, `INSERT`, `COMMIT`.
-   */
-  const appendHeld = Effect.fnUntraced(function*(
-    id: string,
-    entry: Entry,
-    nextSeq: number,
-    input: ReadonlyArray<SessionEvent>,
-    sync: boolean
-  ) {
-    const events = yield* Effect.fromResult(Records.validateBatch(id, input, nextSeq))
-    const params = eventsParams(id, events)
-    yield* autocommit((run) => run(insertSql(events.length), params), sync)
-    entry.nextSeq = nextSeq + events.length
-    // a durable commit also syncs the WAL frames of earlier commits
-    entry.dirty = !sync
-  }, (effect, id) => Effect.mapError(effect, saveFailure(id, "write to")))
-
-  const appendUnserialized = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) => {
-    const entry = entries.get(id)
-    if (entry !== undefined && entry.stored && held.has(id) && entry.nextSeq !== undefined && input.length <= INSERT_CHUNK) {
-      return appendHeld(id, entry, entry.nextSeq, input, sync)
-    }
-    return appendTransaction(id, input, sync)
-  }
-
-  /** the stored next seq of a session this instance does not hold (read back, DEC-4 checked) */
-  const appendChecked = (run: Run, id: string, entry: Entry, input: ReadonlyArray<SessionEvent>) =>
-    Effect.gen(function*() {
-      const existing = yield* run("SELECT version FROM sessions WHERE id = ?", [id])
-      if (entry.stored && existing.length === 0) {
-        entries.delete(id)
-        return yield* Effect.fail(notFound(id))
-      }
-      if (!entry.stored && existing.length > 0) {
-        return yield* Effect.fail(
-          SessionError.make("SESSION_ALREADY_EXISTS", `session ${JSON.stringify(id)} is already stored in ${file}`, {
-            sessionId: id,
-            file
-          })
-        )
-      }
-      const last = yield* run("SELECT MAX(seq) AS last FROM events WHERE session_id = ?", [id])
-      const lastSeq = last[0]?.["last"]
-      const nextSeq = typeof lastSeq === "number" ? lastSeq + 1 : 0
-      const events = yield* Effect.fromResult(Records.validateBatch(id, input, nextSeq))
-      yield* Lock.check(lockStoreIn(run, id), id)
-      if (!entry.stored) {
-        const h = entry.header
-        yield* run(
-          "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES (?, ?, ?, ?, ?, ?)",
-          [h.id, h.version, h.createdAt, h.cwd ?? null, h.parentSession ?? null, h.seedLength ?? null]
-        )
-      }
-      yield* insertEvents(run, id, events)
-      return nextSeq + events.length
-    })
-
-  const appendTransaction = (id: string, input: ReadonlyArray<SessionEvent>, sync: boolean) =>
-    transaction(
-      (run) =>
-        Effect.gen(function*() {
-          let entry = entries.get(id)
-          if (entry === undefined) {
-            // known only from storage: adopt it first (load + repair, D-3)
-            yield* loadRepairing(run, id)
-            entry = entries.get(id)
-            if (entry === undefined) return yield* Effect.die(new Error("unreachable: a load tracks the session"))
-          }
-          // while this instance holds the writer lock, nobody else writes the session (DEC-4): the
-          // stored next seq is the one this instance left, no need to read it back
-          const known = held.has(id) && entry.stored ? entry.nextSeq : undefined
-          if (known !== undefined) {
-            const events = yield* Effect.fromResult(Records.validateBatch(id, input, known))
-            yield* insertEvents(run, id, events)
-            return { entry, next: known + events.length }
-          }
-          return { entry, next: yield* appendChecked(run, id, entry, input) }
-        }),
-      "IMMEDIATE",
-      sync || entries.get(id)?.stored !== true
-    ).pipe(
-      Effect.tap(({ entry, next }) =>
-        Effect.sync(() => {
-          entry.nextSeq = next
-          // a durable commit also syncs the WAL frames of earlier commits
-          entry.dirty = !(sync || !entry.stored)
-          entry.stored = true
-        })
-      ),
-      Effect.asVoid,
-      Effect.mapError(saveFailure(id, "write to"))
-    )
-
-  /** fsyncs the write-ahead log itself (fsync is per file, any descriptor will do) */
-  const fsyncWal = (id: string): Effect.Effect<void, SessionError.SessionError> => {
-    const wal = `${file}-wal`
-    return Effect.flatMap(FileSystem.FileSystem, (fs) =>
-      Effect.scoped(Effect.flatMap(fs.open(wal, { flag: "r" }), (handle) => handle.sync))).pipe(
-        Effect.catch((e) =>
-          e.reason._tag === "NotFound"
-            // no WAL file (another journal mode): a checkpoint syncs what there is
-            ? Effect.mapError(autocommit((run) => run("PRAGMA wal_checkpoint(PASSIVE)")), saveFailure(id, "fsync"))
-            : Effect.fail(SaveFailure.make({ file: wal, op: "fsync", error: e, sessionId: id }))
-        ),
-        Effect.asVoid,
-        Effect.provide(NodeFileSystem.layer)
-      )
-  }
-
-  const syncUnserialized = (id: string) =>
-    Effect.suspend(() => {
-      const entry = entries.get(id)
-      if (entry === undefined || !entry.dirty) return Effect.void
-      // durable without a checkpoint, which would need free space to copy pages into the database
-      return Effect.tap(fsyncWal(id), () => Effect.sync(() => (entry.dirty = false)))
-    })
+  const { loadIn, loadRepairing } = Load.make(store)
+  const { appendUnserialized, syncUnserialized } = Write.make(store, loadRepairing)
 
   // -- list, create, exists, lock -----------------------------------------------------------------
 
