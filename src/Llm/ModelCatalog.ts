@@ -280,6 +280,19 @@ export const pricingOf = (catalog: Service, provider: string, model: string): Pr
   return undefined
 }
 
+/** `f` of a request's usage at the catalog's prices of its model; `undefined` when unpriced or without usage. */
+const atPrices = (
+  catalog: Service,
+  provider: string,
+  model: string,
+  usage: TokenUsage | undefined,
+  f: (pricing: Pricing, usage: TokenUsage) => number | undefined
+): number | undefined => {
+  if (usage === undefined) return undefined
+  const pricing = pricingOf(catalog, provider, model)
+  return pricing === undefined ? undefined : f(pricing, usage)
+}
+
 /**
  * The cost in USD of one request's usage at the catalog's prices, rounded to 1e-10 USD (no float noise in logs);
  * `undefined` when the model has no published prices or there is no usage.
@@ -292,13 +305,11 @@ export const requestCost = (
   provider: string,
   model: string,
   usage: TokenUsage | undefined
-): number | undefined => {
-  if (usage === undefined) return undefined
-  const pricing = pricingOf(catalog, provider, model)
-  if (pricing === undefined) return undefined
-  const cost = costOf({ contextWindow: 0, maxOutputTokens: 0, pricing }, usage)
-  return cost === undefined ? undefined : roundUsd(cost)
-}
+): number | undefined =>
+  atPrices(catalog, provider, model, usage, (pricing, u) => {
+    const cost = costOf({ contextWindow: 0, maxOutputTokens: 0, pricing }, u)
+    return cost === undefined ? undefined : roundUsd(cost)
+  })
 
 /**
  * A USD amount rounded to 1e-10 (sums of logged costs stay readable).
@@ -333,11 +344,7 @@ export const requestSavings = (
   provider: string,
   model: string,
   usage: TokenUsage | undefined
-): number | undefined => {
-  if (usage === undefined) return undefined
-  const pricing = pricingOf(catalog, provider, model)
-  return pricing === undefined ? undefined : roundUsd(cacheSavings(pricing, usage))
-}
+): number | undefined => atPrices(catalog, provider, model, usage, (pricing, u) => roundUsd(cacheSavings(pricing, u)))
 
 /**
  * The cache hit rate of a usage record: cached input / total input (input + cache reads + cache writes);
