@@ -148,8 +148,10 @@ const readMarker = (dir: string): Marker | undefined => {
   return JSON.parse(text) as Marker
 }
 
+// one temporary name per file, the same in every process: a rerun after a crash between the write and
+// the rename writes the same temporary file again and renames it, so no stray copy is left behind
 const writeAtomic = (file: string, bytes: string | Buffer, mode: number) => {
-  const temp = `${file}.rewind-${process.pid}.tmp`
+  const temp = `${file}.harness-rewind.tmp`
   const fd = NodeFs.openSync(temp, "w", mode)
   try {
     NodeFs.writeFileSync(fd, bytes)

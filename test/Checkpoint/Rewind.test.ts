@@ -121,11 +121,15 @@ describe("Checkpoint/Rewind", () => {
         yield* Rewind.run(options(0))
         // as if cut off half-way: part of the workspace is back in its pre-rewind state
         yield* Effect.sync(() => writeFileSync(join(root, "a.txt"), "three\n"))
+        // and killed between writing a file's temporary copy and renaming it into place
+        yield* Effect.sync(() => writeFileSync(join(root, "a.txt.harness-rewind.tmp"), "half"))
         expect(existsSync(Rewind.markerPath(dir))).toBe(true)
         const resumed = yield* Rewind.run(options(2))
         expect(resumed.resumed).toBe(true)
         expect(resumed.marker.turn).toBe(0)
         expect([read(root, "a.txt"), existsSync(join(root, "out"))]).toEqual(["one\n", false])
+        // the rerun wrote the same temporary file again and renamed it: no stray copy is left
+        expect(existsSync(join(root, "a.txt.harness-rewind.tmp"))).toBe(false)
         expect(Rewind.recorded([], resumed.marker.id)).toBe(false)
         yield* Rewind.finish(dir)
         expect(existsSync(Rewind.markerPath(dir))).toBe(false)
